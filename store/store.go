@@ -1,0 +1,82 @@
+// Package store is the contract between Hoist's domain and its storage. A store persists
+// records and does compare-and-set; it holds no business rules. Two implementations exist,
+// store/sqlite (embedded, the default) and store/postgres, and both pass the one conformance
+// suite in store/storetest.
+//
+// Durability: when Update returns nil, its writes are committed and survive a crash of the
+// process (kill -9).
+package store
+
+import (
+	"context"
+	"errors"
+)
+
+// Errors a store returns. Callers test for them with errors.Is.
+var (
+	// ErrNotFound: no record of that kind and ID.
+	ErrNotFound = errors.New("store: record not found")
+	// ErrExists: Insert found a record of that kind and ID already there.
+	ErrExists = errors.New("store: record already exists")
+	// ErrConflict: Put found a different version than the one the caller read. Update retries
+	// its function when the function returns an error wrapping ErrConflict.
+	ErrConflict = errors.New("store: version conflict")
+)
+
+// Record is one stored resource: an opaque document the domain owns, addressed by kind and ID.
+type Record struct {
+	// Kind is the resource type, e.g. "alias", "build", "location".
+	Kind string
+	// ID is unique within Kind.
+	ID string
+	// Parent optionally groups records of a kind for List (e.g. the fleet of a game session).
+	Parent string
+	// Version is set by the store: 1 on insert, incremented on every Put.
+	Version int64
+	// Seq is set by the store on insert: increasing in insertion order within the store. List
+	// returns records in Seq order.
+	Seq int64
+	// Data is the document, usually JSON.
+	Data []byte
+}
+
+// ListOptions selects records for Tx.List.
+type ListOptions struct {
+	// Parent, when not empty, keeps only records with this Parent.
+	Parent string
+	// AfterSeq keeps only records with Seq > AfterSeq (a pagination cursor).
+	AfterSeq int64
+	// Limit caps the number of records returned; 0 means no cap.
+	Limit int
+}
+
+// Store opens transactions.
+type Store interface {
+	// View runs fn in a read-only transaction that sees one consistent state.
+	View(ctx context.Context, fn func(Tx) error) error
+	// Update runs fn in a read-write transaction and commits it when fn returns nil. When fn
+	// returns an error wrapping ErrConflict (a concurrent writer won a compare-and-set), the
+	// transaction is rolled back and fn runs again, a bounded number of times. Any other error
+	// rolls back and is returned as it is.
+	Update(ctx context.Context, fn func(Tx) error) error
+	// Close releases the store.
+	Close() error
+}
+
+// Tx reads and writes records inside one transaction. A Tx must not be used after the
+// function it was given to returns. Records returned are the caller's to keep.
+type Tx interface {
+	// Get returns the record, or ErrNotFound.
+	Get(kind, id string) (*Record, error)
+	// Insert adds a new record and sets its Version (1) and Seq; ErrExists if the kind and ID
+	// are taken.
+	Insert(r *Record) error
+	// Put replaces a record read earlier, if its stored Version still equals r.Version; it
+	// then increments r.Version. ErrConflict on a version mismatch, ErrNotFound if it is gone.
+	// Seq is kept.
+	Put(r *Record) error
+	// Delete removes a record; ErrNotFound if it is not there.
+	Delete(kind, id string) error
+	// List returns records of a kind in Seq order, filtered by opt.
+	List(kind string, opt ListOptions) ([]*Record, error)
+}
