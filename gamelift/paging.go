@@ -1,0 +1,118 @@
+package gamelift
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"strings"
+
+	"github.com/hoist-gg/hoist/api"
+	"github.com/hoist-gg/hoist/store"
+)
+
+// defaultPageSize is the page size of a List operation called without Limit. GameLift does not
+// document one; clients that follow NextToken see every item either way.
+const defaultPageSize = 100
+
+// startCursor is the cursor of a request without NextToken: before every record (store Seqs
+// are positive) and before ListLocations' home-Region entry, which sits at Seq 0.
+const startCursor int64 = -1
+
+// pageToken is what an opaque NextToken carries: the store Seq of the last item returned and
+// a hash of the operation and filters it belongs to.
+type pageToken struct {
+	After  int64  `json:"after"`
+	Filter string `json:"filter"`
+}
+
+// filterHash identifies an operation and its filter values, so that a token is refused by
+// another operation or under other filters.
+func filterHash(op string, filters ...string) string {
+	sum := sha256.Sum256([]byte(op + "\x00" + strings.Join(filters, "\x00")))
+	return base64.RawURLEncoding.EncodeToString(sum[:9])
+}
+
+// encodeToken returns the NextToken resuming after Seq after.
+func encodeToken(after int64, hash string) *string {
+	data, _ := json.Marshal(pageToken{After: after, Filter: hash}) // cannot fail: two plain fields
+	tok := base64.StdEncoding.EncodeToString(data)
+	return &tok
+}
+
+// decodeToken returns the cursor a request starts from: startCursor without a token, else the
+// token's cursor. A token that does not decode or was issued for other filters is an
+// InvalidRequestException.
+func decodeToken(tok *string, hash string) (int64, error) {
+	if tok == nil {
+		return startCursor, nil
+	}
+	invalid := api.Errorf(api.InvalidRequestException, "Invalid NextToken: %s", *tok)
+	data, err := base64.StdEncoding.DecodeString(*tok)
+	if err != nil {
+		return 0, invalid
+	}
+	var t pageToken
+	if err := json.Unmarshal(data, &t); err != nil || t.Filter != hash || t.After < 0 {
+		return 0, invalid
+	}
+	return t.After, nil
+}
+
+// pageSize is the Limit of a request, or defaultPageSize when absent.
+func pageSize(limit *int32) int {
+	if limit == nil || *limit <= 0 {
+		return defaultPageSize
+	}
+	return int(*limit)
+}
+
+// scanned is one page of documents found by scan.
+type scanned[T any] struct {
+	Items []*T
+	// Last is the Seq of the last item in Items.
+	Last int64
+	// More reports that at least one more accepted document follows Last.
+	More bool
+}
+
+// scan walks the records of kind in Seq order after cursor, decoding each into a T and
+// keeping those keep accepts, until it has limit of them and knows whether another follows.
+// Filtering happens here, above the store, which only pages by Seq.
+func scan[T any](tx store.Tx, kind string, cursor int64, limit int, keep func(*T) bool) (scanned[T], error) {
+	var page scanned[T]
+	batch := max(limit+1, defaultPageSize)
+	after := max(cursor, 0)
+	for {
+		recs, err := tx.List(kind, store.ListOptions{AfterSeq: after, Limit: batch})
+		if err != nil {
+			return page, err
+		}
+		for _, r := range recs {
+			after = r.Seq
+			doc := new(T)
+			if err := json.Unmarshal(r.Data, doc); err != nil {
+				return page, err
+			}
+			if !keep(doc) {
+				continue
+			}
+			if len(page.Items) == limit {
+				page.More = true
+				return page, nil
+			}
+			page.Items = append(page.Items, doc)
+			page.Last = r.Seq
+		}
+		if len(recs) < batch {
+			return page, nil
+		}
+	}
+}
+
+// next is the NextToken for a scanned page: present only when more items follow.
+func next[T any](page scanned[T], hash string) *string {
+	if !page.More {
+		return nil
+	}
+	return encodeToken(page.Last, hash)
+}

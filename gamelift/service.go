@@ -1,0 +1,135 @@
+// Package gamelift is Hoist's GameLift domain: the business rules of every implemented
+// control-plane operation, as handlers of the shape func(ctx, *api.XInput) (*api.XOutput, error).
+//
+// The package knows nothing of transports, codecs or SQL: inputs arrive decoded and already
+// checked against the model's constraints by api.Validate; state lives in a store.Store as
+// small JSON documents owned by this package; time comes from an injected clock.Clock. Errors
+// a client should see are *api.Error values (errors as data); anything else is an internal
+// failure the transport reports generically.
+//
+// Files follow the GameLift operation groups: locations.go (custom locations), builds.go,
+// aliases.go, tags.go, with ids.go (IDs and ARNs) and paging.go (NextToken) shared by all.
+// Importers: cmd/hoist wires a Service into the HTTP layer through Handlers; tests call the
+// handlers directly.
+package gamelift
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/google/uuid"
+	"github.com/hoist-gg/hoist/api"
+	"github.com/hoist-gg/hoist/internal/clock"
+	"github.com/hoist-gg/hoist/store"
+)
+
+// DefaultRegion is the home Region used when Config.Region is empty.
+const DefaultRegion = "us-east-1"
+
+// Config holds what a Service depends on.
+type Config struct {
+	// Store persists every resource. Required.
+	Store store.Store
+	// Clock stamps creation and update times; clock.Real{} when nil.
+	Clock clock.Clock
+	// Region is the home Region Hoist pretends to be (ARNs, ListLocations); DefaultRegion when
+	// empty.
+	Region string
+	// AccountID goes into ARNs; it may be empty, giving "arn:aws:gamelift:<region>::..." as in
+	// GameLift's documented formats.
+	AccountID string
+	// NewID returns the unique part of generated IDs (alias-<id>, build-<id>); a random UUID
+	// when nil.
+	NewID func() string
+}
+
+// Service implements the GameLift operations over a store.
+type Service struct {
+	store   store.Store
+	clock   clock.Clock
+	region  string
+	account string
+	newID   func() string
+}
+
+// New returns a Service for cfg, filling in the documented defaults.
+func New(cfg Config) *Service {
+	s := &Service{store: cfg.Store, clock: cfg.Clock, region: cfg.Region, account: cfg.AccountID, newID: cfg.NewID}
+	if s.clock == nil {
+		s.clock = clock.Real{}
+	}
+	if s.region == "" {
+		s.region = DefaultRegion
+	}
+	if s.newID == nil {
+		s.newID = uuid.NewString
+	}
+	return s
+}
+
+// Handlers returns a fresh api.Handlers with every operation this package implements set;
+// the others stay nil and answer NotImplementedException.
+func (s *Service) Handlers() *api.Handlers {
+	h := &api.Handlers{}
+	s.locationHandlers(h)
+	s.buildHandlers(h)
+	s.aliasHandlers(h)
+	s.tagHandlers(h)
+	return h
+}
+
+// Record kinds in the store.
+const (
+	kindAlias    = "alias"
+	kindBuild    = "build"
+	kindLocation = "location"
+)
+
+// getDoc reads the record kind/id and decodes its JSON document into v. A missing record
+// becomes the *api.Error notFound returns.
+func getDoc(tx store.Tx, kind, id string, v any, notFound func() error) (*store.Record, error) {
+	rec, err := tx.Get(kind, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, notFound()
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(rec.Data, v); err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
+// putDoc encodes v into rec and writes it back with compare-and-set.
+func putDoc(tx store.Tx, rec *store.Record, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	rec.Data = data
+	return tx.Put(rec)
+}
+
+// insertDoc adds a new record holding v.
+func insertDoc(tx store.Tx, kind, id string, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return tx.Insert(&store.Record{Kind: kind, ID: id, Data: data})
+}
+
+// view runs fn in a read-only transaction.
+func (s *Service) view(ctx context.Context, fn func(store.Tx) error) error {
+	return s.store.View(ctx, fn)
+}
+
+// update runs fn in a read-write transaction (retried by the store on conflicts).
+func (s *Service) update(ctx context.Context, fn func(store.Tx) error) error {
+	return s.store.Update(ctx, fn)
+}
+
+// nowMillis is the clock's time in Unix milliseconds, the precision GameLift reports.
+func (s *Service) nowMillis() int64 { return s.clock.Now().UnixMilli() }
