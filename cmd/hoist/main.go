@@ -1,0 +1,105 @@
+// Command hoist is the one Hoist binary: `hoist server` runs the GameLift-compatible control
+// plane, `hoist bench` drives load against it.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/hoist-gg/hoist/bench"
+	"github.com/hoist-gg/hoist/server"
+)
+
+const usage = `Hoist: self-hosted game server hosting, wire-compatible with Amazon GameLift.
+
+Usage:
+  hoist server [flags]   run the control plane (hoist server -h for flags)
+  hoist bench [flags]    drive load against an operation, beside a bare HTTP baseline
+  hoist help             this text
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "hoist:", err)
+		}
+		os.Exit(2)
+	}
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errors.New("missing command")
+	}
+	switch args[0] {
+	case "server":
+		return runServer(ctx, args[1:], stderr)
+	case "bench":
+		return bench.Main(ctx, args[1:], stdout)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	default:
+		fmt.Fprint(stderr, usage)
+		return fmt.Errorf("unknown command %q", args[0])
+	}
+}
+
+// serverFlags parses `hoist server` flags into a server.Config.
+func serverFlags(args []string, stderr io.Writer) (server.Config, string, error) {
+	var cfg server.Config
+	fs := flag.NewFlagSet("hoist server", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.Listen, "listen", server.DefaultListen, "TCP address of the API")
+	fs.StringVar(&cfg.DataDir, "data", server.DefaultDataDir, "data directory (embedded store, generated credentials)")
+	fs.StringVar(&cfg.Store, "store", "", "empty for the embedded store, or a postgres:// URL")
+	fs.StringVar(&cfg.Region, "region", server.DefaultRegion, "home Region: the Region in every ARN and the fleets' home location")
+	fs.StringVar(&cfg.AccountID, "account-id", "", "account ID in ARNs (empty gives GameLift's documented arn:aws:gamelift:<region>::... form)")
+	fs.StringVar(&cfg.AccessKeyID, "access-key-id", os.Getenv("HOIST_ACCESS_KEY_ID"), "access key ID clients sign with (env HOIST_ACCESS_KEY_ID)")
+	fs.StringVar(&cfg.SecretAccessKey, "secret-access-key", os.Getenv("HOIST_SECRET_ACCESS_KEY"), "secret access key (env HOIST_SECRET_ACCESS_KEY)")
+	fs.BoolVar(&cfg.AllowAnyCredentials, "allow-any-credentials", false, "accept requests without checking signatures (local play only)")
+	level := fs.String("log-level", "info", "debug, info, warn or error")
+	err := fs.Parse(args)
+	if err == nil && fs.NArg() > 0 {
+		err = fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return cfg, *level, err
+}
+
+func runServer(ctx context.Context, args []string, stderr io.Writer) error {
+	cfg, level, err := serverFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return fmt.Errorf("--log-level %q: %w", level, err)
+	}
+	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lv}))
+	srv, err := server.New(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve() }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	cfg.Logger.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return srv.Shutdown(sctx)
+}

@@ -1,0 +1,208 @@
+// Package server wires Hoist's control plane together: the store, the GameLift domain, SigV4
+// authentication and the HTTP front for both wire protocols. cmd/hoist turns flags into a
+// Config; end-to-end tests start a Server in-process on 127.0.0.1:0.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/hoist-gg/hoist/api"
+	"github.com/hoist-gg/hoist/gamelift"
+	"github.com/hoist-gg/hoist/httpapi"
+	"github.com/hoist-gg/hoist/internal/clock"
+	"github.com/hoist-gg/hoist/store"
+	"github.com/hoist-gg/hoist/store/postgres"
+	"github.com/hoist-gg/hoist/store/sqlite"
+	"github.com/hoist-gg/hoist/wire/sigv4"
+)
+
+// Config is everything `hoist server` can be told.
+type Config struct {
+	// Listen is the TCP address of the API, default 127.0.0.1:9080.
+	Listen string
+	// DataDir holds the embedded store and generated credentials, default ./hoist-data.
+	DataDir string
+	// Store is empty for the embedded store, or a postgres:// DSN.
+	Store string
+	// Region is the home Region: it appears in every ARN, default us-west-2.
+	Region string
+	// AccountID is the account part of ARNs; empty gives GameLift's documented `::` form.
+	AccountID string
+	// AccessKeyID and SecretAccessKey are the key pair clients must sign with. When both are
+	// empty, a pair is generated on first start and kept in DataDir.
+	AccessKeyID, SecretAccessKey string
+	// AllowAnyCredentials turns signature verification off.
+	AllowAnyCredentials bool
+	// Logger receives the server's log; default a text logger on stderr.
+	Logger *slog.Logger
+	// Clock is the time source; default the wall clock.
+	Clock clock.Clock
+}
+
+// Defaults for Config.
+const (
+	DefaultListen  = "127.0.0.1:9080"
+	DefaultDataDir = "hoist-data"
+	DefaultRegion  = "us-west-2"
+)
+
+func (c *Config) setDefaults() {
+	if c.Listen == "" {
+		c.Listen = DefaultListen
+	}
+	if c.DataDir == "" {
+		c.DataDir = DefaultDataDir
+	}
+	if c.Region == "" {
+		c.Region = DefaultRegion
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	if c.Clock == nil {
+		c.Clock = clock.Real{}
+	}
+}
+
+// Server is a running control plane.
+type Server struct {
+	cfg   Config
+	log   *slog.Logger
+	store store.Store
+	ln    net.Listener
+	http  *http.Server
+	creds Credentials
+}
+
+// New opens the store, settles the credentials and binds the listener. Serve starts answering.
+func New(ctx context.Context, cfg Config) (*Server, error) {
+	cfg.setDefaults()
+	s := &Server{cfg: cfg, log: cfg.Logger}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, err
+	}
+	st, err := openStore(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	s.store = st
+	auth, err := s.authenticator()
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	svc := gamelift.New(gamelift.Config{Store: st, Clock: cfg.Clock, Region: cfg.Region, AccountID: cfg.AccountID})
+	handler := httpapi.New(httpapi.Config{Handlers: svc.Handlers(), Authenticate: auth, Logger: s.log})
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	s.ln = ln
+	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	return s, nil
+}
+
+func openStore(ctx context.Context, cfg Config) (store.Store, error) {
+	switch {
+	case cfg.Store == "":
+		return sqlite.Open(cfg.DataDir)
+	case strings.HasPrefix(cfg.Store, "postgres://"), strings.HasPrefix(cfg.Store, "postgresql://"):
+		return postgres.Open(ctx, cfg.Store)
+	default:
+		return nil, fmt.Errorf("--store %q: want empty (embedded) or a postgres:// URL", cfg.Store)
+	}
+}
+
+// authenticator settles the key pair and returns the request check, or nil when any
+// credentials are allowed.
+func (s *Server) authenticator() (func(*http.Request, []byte) *api.Error, error) {
+	if s.cfg.AllowAnyCredentials {
+		s.log.Warn("SIGNATURE VERIFICATION IS OFF (--allow-any-credentials): anyone who can reach this port can change everything")
+		return nil, nil
+	}
+	creds, err := s.settleCredentials()
+	if err != nil {
+		return nil, err
+	}
+	s.creds = creds
+	v := &sigv4.Verifier{
+		Keys: func(id string) (string, bool) {
+			if id == creds.AccessKeyID {
+				return creds.SecretAccessKey, true
+			}
+			return "", false
+		},
+		Clock:   s.cfg.Clock,
+		Service: "gamelift",
+	}
+	return func(r *http.Request, body []byte) *api.Error {
+		_, err := v.Verify(r, body)
+		return err
+	}, nil
+}
+
+func (s *Server) settleCredentials() (Credentials, error) {
+	id, secret := s.cfg.AccessKeyID, s.cfg.SecretAccessKey
+	switch {
+	case id != "" && secret != "":
+		return Credentials{AccessKeyID: id, SecretAccessKey: secret}, nil
+	case id != "" || secret != "":
+		return Credentials{}, errors.New("give both an access key ID and a secret access key, or neither")
+	}
+	creds, created, err := loadOrCreateCredentials(s.cfg.DataDir)
+	if err != nil {
+		return creds, err
+	}
+	if created {
+		s.log.Info("generated a key pair for signing requests; it is kept in the data directory",
+			"file", credentialsFile, "AWS_ACCESS_KEY_ID", creds.AccessKeyID, "AWS_SECRET_ACCESS_KEY", creds.SecretAccessKey)
+	}
+	return creds, nil
+}
+
+// Credentials returns the key pair requests must be signed with (empty when verification is
+// off).
+func (s *Server) Credentials() Credentials { return s.creds }
+
+// Addr returns the address the API listens on.
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// URL returns the endpoint URL clients use, e.g. http://127.0.0.1:9080.
+func (s *Server) URL() string { return "http://" + s.Addr() }
+
+// Region returns the home Region.
+func (s *Server) Region() string { return s.cfg.Region }
+
+// Serve answers requests until Shutdown; it returns nil after a clean shutdown.
+func (s *Server) Serve() error {
+	s.log.Info("hoist server listening", "endpoint", s.URL(), "region", s.cfg.Region, "store", storeName(s.cfg))
+	if err := s.http.Serve(s.ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// Shutdown stops accepting requests, lets those in flight finish, and closes the store.
+func (s *Server) Shutdown(ctx context.Context) error {
+	err := s.http.Shutdown(ctx)
+	if cerr := s.store.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func storeName(cfg Config) string {
+	if cfg.Store == "" {
+		return "embedded (" + cfg.DataDir + ")"
+	}
+	return "postgres"
+}

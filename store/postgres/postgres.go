@@ -1,0 +1,144 @@
+// Package postgres is Hoist's shared store: records in one PostgreSQL table, so that several
+// Hoist server processes can use one database.
+//
+// Correctness across processes comes from the database, never from in-process locks: Update
+// runs in a SERIALIZABLE transaction, Put is a compare-and-set on the record's version
+// (UPDATE ... WHERE version = $n), and Insert relies on the primary key. Serialization
+// failures and deadlocks surface as store.ErrConflict, so Update runs its function again
+// after a short, jittered backoff, a bounded number of times. View runs in a READ ONLY
+// REPEATABLE READ transaction: one snapshot.
+//
+// SERIALIZABLE keeps the two stores equivalent: the embedded store runs its Updates one at a
+// time, so domain code that is correct on it (say, "check no alias has this name, then insert")
+// is correct here too.
+//
+// Only the process's wiring imports this package: the domain sees the store.Store interface.
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/hoist-gg/hoist/store"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Retry policy of Update.
+const (
+	maxAttempts = 30
+	baseBackoff = time.Millisecond
+	maxBackoff  = 50 * time.Millisecond
+)
+
+// Store is the PostgreSQL store. It implements store.Store.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open connects to the database at dsn (a libpq URL or keyword/value string) and creates or
+// migrates the schema. Several processes may Open the same database at once.
+func Open(ctx context.Context, dsn string) (*Store, error) {
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		return nil, fmt.Errorf("postgres store: %w", err)
+	}
+	if err := migrate(ctx, pool); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres store: schema: %w", err)
+	}
+	return &Store{pool: pool}, nil
+}
+
+// Close closes every connection, waiting for transactions in progress.
+func (s *Store) Close() error {
+	s.pool.Close()
+	return nil
+}
+
+// View runs fn in a read-only transaction on one snapshot.
+func (s *Store) View(ctx context.Context, fn func(store.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	ptx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return fmt.Errorf("postgres store: begin: %w", err)
+	}
+	defer ptx.Rollback(context.WithoutCancel(ctx))
+	tx := &tx{ctx: ctx, tx: ptx, readOnly: true}
+	err = fn(tx)
+	tx.done = true
+	if err != nil {
+		return err
+	}
+	return ptx.Commit(ctx)
+}
+
+// Update runs fn in a serializable transaction and commits it; see store.Store. fn runs again
+// when it or the commit fails with a conflict, up to maxAttempts times.
+func (s *Store) Update(ctx context.Context, fn func(store.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for attempt := 1; ; attempt++ {
+		err := s.updateOnce(ctx, fn)
+		if err == nil || !errors.Is(err, store.ErrConflict) {
+			return err
+		}
+		if attempt == maxAttempts {
+			return fmt.Errorf("postgres store: gave up after %d attempts: %w", attempt, err)
+		}
+		if werr := wait(ctx, backoff(attempt)); werr != nil {
+			return err
+		}
+	}
+}
+
+// updateOnce runs one attempt of Update.
+func (s *Store) updateOnce(ctx context.Context, fn func(store.Tx) error) error {
+	ptx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.Serializable})
+	if err != nil {
+		return fmt.Errorf("postgres store: begin: %w", err)
+	}
+	defer ptx.Rollback(context.WithoutCancel(ctx))
+	tx := &tx{ctx: ctx, tx: ptx}
+	err = fn(tx)
+	tx.done = true
+	if err != nil {
+		return err
+	}
+	if err := ptx.Commit(ctx); err != nil {
+		err = classify(err)
+		if tx.retryable && !errors.Is(err, store.ErrConflict) {
+			// fn swallowed a serialization failure, so the commit only rolled back.
+			err = fmt.Errorf("%w: %w", store.ErrConflict, err)
+		}
+		return fmt.Errorf("postgres store: commit: %w", err)
+	}
+	return nil
+}
+
+// backoff returns the wait before attempt+1: exponential from baseBackoff, capped at
+// maxBackoff, with jitter so that competing writers spread out.
+func backoff(attempt int) time.Duration {
+	d := min(baseBackoff<<min(attempt-1, 10), maxBackoff)
+	return d/2 + rand.N(d/2+1)
+}
+
+// wait returns after d, or early with ctx's error.
+func wait(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

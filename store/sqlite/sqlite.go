@@ -1,0 +1,279 @@
+// Package sqlite is Hoist's embedded store: every record is held in memory for reads and
+// persisted to a pure-Go SQLite database (modernc.org/sqlite) in WAL mode for durability.
+//
+// Reads (View) take a read lock and copy records out of memory, so a Get costs about as much
+// as a map lookup and a copy. Writes (Update) are serialised by one writer lock: the
+// transaction buffers its writes in an overlay that its own reads see, then writes them to
+// SQLite in one SQL transaction, commits, and only then applies them to memory. A write that
+// Update acknowledged is therefore on disk in the WAL before any reader can see it.
+//
+// Durability: the database runs with journal_mode=WAL and synchronous=NORMAL. A committed
+// transaction is in the WAL file (the operating system's page cache) when Update returns, so
+// it survives a crash of the process (kill -9); it may be lost if the machine itself loses
+// power before the OS writes the page cache out. Open one directory from one process at a
+// time: Open takes an exclusive lock on it.
+//
+// Only store/sqlite's users wire it: the domain sees the store.Store interface.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/hoist-gg/hoist/store"
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+// maxAttempts bounds how often Update runs its function when it returns ErrConflict.
+const maxAttempts = 10
+
+// errClosed is returned by transactions started after Close.
+var errClosed = errors.New("store: closed")
+
+// Store is the embedded store. It implements store.Store.
+type Store struct {
+	db     *sql.DB
+	stmts  statements
+	unlock func() error // releases the directory lock
+
+	wsem chan struct{} // the writer lock; a channel so that waiting honours ctx
+
+	mu     sync.RWMutex // guards mem, seq and closed against the writer's apply
+	mem    memory
+	seq    int64 // the last Seq handed out
+	closed bool
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open opens (creating if needed) the store kept in dir/hoist.db and loads it into memory.
+func Open(dir string) (*Store, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("sqlite store: %w", err)
+	}
+	unlock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	s, err := open(filepath.Join(dir, "hoist.db"))
+	if err != nil {
+		unlock()
+		return nil, err
+	}
+	s.unlock = unlock
+	return s, nil
+}
+
+func open(path string) (*Store, error) {
+	q := url.Values{}
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "busy_timeout(5000)")
+	q.Set("_txlock", "immediate")
+	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: %w", err)
+	}
+	// One connection: only the single writer (and Open) ever talks to SQLite.
+	db.SetMaxOpenConns(1)
+	s := &Store{db: db, wsem: make(chan struct{}, 1), mem: memory{}}
+	if err := s.init(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sqlite store %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// init migrates the schema and loads every record.
+func (s *Store) init() error {
+	ctx := context.Background()
+	if err := migrate(ctx, s.db); err != nil {
+		return err
+	}
+	if err := s.stmts.prepare(ctx, s.db); err != nil {
+		return err
+	}
+	return s.load(ctx)
+}
+
+// load reads every record into memory, in Seq order, and the Seq counter.
+func (s *Store) load(ctx context.Context) error {
+	rows, err := s.db.QueryContext(ctx,
+		`SELECT kind, id, parent, version, seq, data FROM records ORDER BY seq`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		r := &store.Record{}
+		if err := rows.Scan(&r.Kind, &r.ID, &r.Parent, &r.Version, &r.Seq, &r.Data); err != nil {
+			return err
+		}
+		s.mem.set(r)
+		s.seq = max(s.seq, r.Seq)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	var seq int64
+	err = s.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE name = 'seq'`).Scan(&seq)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	s.seq = max(s.seq, seq)
+	return nil
+}
+
+// Close releases the database and the directory lock. It waits for a running Update.
+func (s *Store) Close() error {
+	s.wsem <- struct{}{}
+	defer func() { <-s.wsem }()
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.mem = nil
+	s.mu.Unlock()
+	err := s.db.Close()
+	if uerr := s.unlock(); err == nil {
+		err = uerr
+	}
+	return err
+}
+
+// View runs fn with a read-only transaction over the in-memory state. fn must not start
+// another transaction on the same store: writers wait for it, and it may wait for them.
+func (s *Store) View(ctx context.Context, fn func(store.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return errClosed
+	}
+	tx := &viewTx{mem: s.mem}
+	err := fn(tx)
+	tx.done = true
+	return err
+}
+
+// Update runs fn in a read-write transaction; see store.Store. Updates run one at a time.
+func (s *Store) Update(ctx context.Context, fn func(store.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	select {
+	case s.wsem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-s.wsem }()
+	if s.isClosed() {
+		return errClosed
+	}
+	for attempt := 1; ; attempt++ {
+		tx := &updateTx{mem: s.mem, seq: s.seq, writes: map[key]*store.Record{}}
+		err := fn(tx)
+		tx.done = true
+		if err == nil {
+			return s.commit(ctx, tx)
+		}
+		if !errors.Is(err, store.ErrConflict) || attempt == maxAttempts || ctx.Err() != nil {
+			return err
+		}
+	}
+}
+
+func (s *Store) isClosed() bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.closed
+}
+
+// commit writes tx to SQLite and, once that is committed, to memory.
+func (s *Store) commit(ctx context.Context, tx *updateTx) error {
+	if len(tx.writes) == 0 && tx.seq == s.seq {
+		return nil
+	}
+	// fn has succeeded: finish the write even if the caller gives up now, so that what the
+	// database holds and what Update reports never disagree.
+	if err := s.persist(context.WithoutCancel(ctx), tx); err != nil {
+		return fmt.Errorf("sqlite store: commit: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, r := range tx.writes {
+		if r == nil {
+			s.mem.delete(k.kind, k.id)
+		}
+	}
+	for _, r := range tx.upserts() {
+		s.mem.set(r)
+	}
+	s.seq = tx.seq
+	return nil
+}
+
+// persist writes tx's overlay in one SQL transaction.
+func (s *Store) persist(ctx context.Context, tx *updateTx) error {
+	sqlTx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer sqlTx.Rollback()
+	for k, r := range tx.writes {
+		if r == nil {
+			_, err = sqlTx.StmtContext(ctx, s.stmts.delete).ExecContext(ctx, k.kind, k.id)
+		} else {
+			_, err = sqlTx.StmtContext(ctx, s.stmts.upsert).ExecContext(ctx,
+				r.Kind, r.ID, r.Parent, r.Version, r.Seq, nonNil(r.Data))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if tx.seq != s.seq {
+		if _, err = sqlTx.StmtContext(ctx, s.stmts.setSeq).ExecContext(ctx, tx.seq); err != nil {
+			return err
+		}
+	}
+	return sqlTx.Commit()
+}
+
+// statements are the writer's prepared statements.
+type statements struct {
+	upsert, delete, setSeq *sql.Stmt
+}
+
+func (st *statements) prepare(ctx context.Context, db *sql.DB) (err error) {
+	prep := func(query string) *sql.Stmt {
+		if err != nil {
+			return nil
+		}
+		var stmt *sql.Stmt
+		stmt, err = db.PrepareContext(ctx, query)
+		return stmt
+	}
+	st.upsert = prep(`INSERT OR REPLACE INTO records (kind, id, parent, version, seq, data)
+		VALUES (?, ?, ?, ?, ?, ?)`)
+	st.delete = prep(`DELETE FROM records WHERE kind = ? AND id = ?`)
+	st.setSeq = prep(`INSERT OR REPLACE INTO meta (name, value) VALUES ('seq', ?)`)
+	return err
+}
+
+// nonNil stores a nil document as an empty blob (the column is NOT NULL).
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}

@@ -1,0 +1,77 @@
+package sqlite_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/hoist-gg/hoist/store"
+	"github.com/hoist-gg/hoist/store/sqlite"
+	"github.com/hoist-gg/hoist/store/storetest"
+)
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) storetest.Opener {
+		dir := t.TempDir()
+		return func() (store.Store, error) { return sqlite.Open(dir) }
+	})
+}
+
+func TestCrash(t *testing.T) {
+	storetest.Crash(t, func(t *testing.T) string { return t.TempDir() },
+		func(dir string) (store.Store, error) { return sqlite.Open(dir) })
+}
+
+func TestOpenTwice(t *testing.T) {
+	dir := t.TempDir()
+	s, err := sqlite.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s2, err := sqlite.Open(dir); err == nil {
+		s2.Close()
+		t.Fatal("a second Open of the same directory succeeded")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = sqlite.Open(dir) // the lock is released by Close
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+}
+
+func TestUseAfterClose(t *testing.T) {
+	s, err := sqlite.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	ctx := context.Background()
+	if err := s.View(ctx, func(store.Tx) error { return nil }); err == nil {
+		t.Error("View after Close succeeded")
+	}
+	if err := s.Update(ctx, func(store.Tx) error { return nil }); err == nil {
+		t.Error("Update after Close succeeded")
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+}
+
+func BenchmarkGetInView(b *testing.B) {
+	storetest.BenchGet(b, openBench(b))
+}
+
+func BenchmarkInsertInUpdate(b *testing.B) {
+	storetest.BenchInsert(b, openBench(b))
+}
+
+func openBench(b *testing.B) *sqlite.Store {
+	s, err := sqlite.Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	return s
+}
