@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -47,12 +48,37 @@ func (t *Timestamp) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// MarshalCBOR writes tag 1 with an integer for whole seconds, else a float64.
+// MarshalCBOR writes tag 1 (0xc1) with an integer for whole seconds, else a float64. The bytes
+// are built here rather than through cbor.Marshal: every timestamp of every response passes
+// through this method.
 func (t Timestamp) MarshalCBOR() ([]byte, error) {
-	if t.UnixMilli()%1000 == 0 {
-		return cbor.Marshal(cbor.Tag{Number: 1, Content: t.Unix()})
+	b := make([]byte, 1, 10)
+	b[0] = 0xc1
+	if t.UnixMilli()%1000 != 0 {
+		b = append(b, 0xfb)
+		return binary.BigEndian.AppendUint64(b, math.Float64bits(t.seconds())), nil
 	}
-	return cbor.Marshal(cbor.Tag{Number: 1, Content: t.seconds()})
+	if s := t.Unix(); s < 0 {
+		return appendCBORHead(b, 0x20, uint64(-1-s)), nil
+	}
+	return appendCBORHead(b, 0x00, uint64(t.Unix())), nil
+}
+
+// appendCBORHead appends a CBOR data item head of the given major type (already shifted into
+// the top three bits) with argument n, in its shortest form.
+func appendCBORHead(b []byte, major byte, n uint64) []byte {
+	switch {
+	case n < 24:
+		return append(b, major|byte(n))
+	case n <= math.MaxUint8:
+		return append(b, major|24, byte(n))
+	case n <= math.MaxUint16:
+		return binary.BigEndian.AppendUint16(append(b, major|25), uint16(n))
+	case n <= math.MaxUint32:
+		return binary.BigEndian.AppendUint32(append(b, major|26), uint32(n))
+	default:
+		return binary.BigEndian.AppendUint64(append(b, major|27), n)
+	}
 }
 
 // UnmarshalCBOR reads tag 1 wrapping an integer or a float, as the Go SDK sends.

@@ -90,3 +90,28 @@ func TestOneTagServesBothCodecs(t *testing.T) {
 		t.Errorf("empty output encodes as % x, want an empty map", e)
 	}
 }
+
+// TestTimestampCBORBytes checks the hand-built encoding against the cbor library's own
+// encoding of the same tag, across integer widths, signs and fractions.
+func TestTimestampCBORBytes(t *testing.T) {
+	for _, ms := range []int64{0, 1000, 23000, 24000, 255000, 256000, 65535000, 65536000,
+		1568836191000, 1568836191995, -1000, -25000, -1500, 1 << 40 * 1000, 4102444800123} {
+		ts := Timestamp{time.UnixMilli(ms).UTC()}
+		got, err := ts.MarshalCBOR()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var content any = ts.Unix()
+		if ms%1000 != 0 {
+			content = float64(ms) / 1000
+		}
+		want, _ := cbor.Marshal(cbor.Tag{Number: 1, Content: content})
+		if !bytes.Equal(got, want) {
+			t.Errorf("%d ms: got % x, want % x", ms, got, want)
+		}
+		var back Timestamp
+		if err := back.UnmarshalCBOR(got); err != nil || !back.Equal(ts.Time) {
+			t.Errorf("%d ms: round trip gave %v, %v", ms, back.Time, err)
+		}
+	}
+}

@@ -141,11 +141,7 @@ func (s *Service) readAlias(ctx context.Context, idOrARN string) (*aliasDoc, err
 		return nil, err
 	}
 	doc := new(aliasDoc)
-	err = s.view(ctx, func(tx store.Tx) error {
-		_, err := getDoc(tx, kindAlias, id, doc, aliasNotFound(id))
-		return err
-	})
-	if err != nil {
+	if err := s.read(ctx, kindAlias, id, doc, aliasNotFound(id)); err != nil {
 		return nil, err
 	}
 	return doc, nil

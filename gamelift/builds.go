@@ -123,11 +123,7 @@ func (s *Service) DescribeBuild(ctx context.Context, in *api.DescribeBuildInput)
 		return nil, err
 	}
 	var doc buildDoc
-	err = s.view(ctx, func(tx store.Tx) error {
-		_, err := getDoc(tx, kindBuild, id, &doc, buildNotFound(id))
-		return err
-	})
-	if err != nil {
+	if err := s.read(ctx, kindBuild, id, &doc, buildNotFound(id)); err != nil {
 		return nil, err
 	}
 	return &api.DescribeBuildOutput{Build: s.apiBuild(&doc)}, nil

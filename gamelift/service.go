@@ -126,6 +126,19 @@ func (s *Service) view(ctx context.Context, fn func(store.Tx) error) error {
 	return s.store.View(ctx, fn)
 }
 
+// read decodes the one record of kind and id into v, outside a transaction (the cheapest read
+// the store has), or returns notFound().
+func (s *Service) read(ctx context.Context, kind, id string, v any, notFound func() error) error {
+	rec, err := s.store.Get(ctx, kind, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return notFound()
+	}
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(rec.Data, v)
+}
+
 // update runs fn in a read-write transaction (retried by the store on conflicts).
 func (s *Service) update(ctx context.Context, fn func(store.Tx) error) error {
 	return s.store.Update(ctx, fn)

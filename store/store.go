@@ -52,12 +52,15 @@ type ListOptions struct {
 
 // Store opens transactions.
 type Store interface {
+	// Get reads one record outside any transaction: the cheapest consistent read, for
+	// operations that need a single record. ErrNotFound if there is none.
+	Get(ctx context.Context, kind, id string) (*Record, error)
 	// View runs fn in a read-only transaction that sees one consistent state.
 	View(ctx context.Context, fn func(Tx) error) error
 	// Update runs fn in a read-write transaction and commits it when fn returns nil. When fn
 	// returns an error wrapping ErrConflict (a concurrent writer won a compare-and-set), the
-	// transaction is rolled back and fn runs again, a bounded number of times. Any other error
-	// rolls back and is returned as it is.
+	// transaction is rolled back and fn runs again, a bounded number of times, so fn must have
+	// no effects outside the Tx. Any other error rolls back and is returned as it is.
 	Update(ctx context.Context, fn func(Tx) error) error
 	// Close releases the store.
 	Close() error

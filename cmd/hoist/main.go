@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -77,6 +78,18 @@ func serverFlags(args []string, stderr io.Writer) (server.Config, string, error)
 	return cfg, *level, err
 }
 
+// serverGCPercent is the GC target `hoist server` uses unless GOGC is set. The API allocates
+// many short-lived objects per request and keeps a small live heap, so trading memory for
+// fewer collections pays: on DescribeAlias it raised throughput from 0.50 to 0.58 of a bare
+// net/http handler (docs/benchmarks.md).
+const serverGCPercent = 400
+
+func tuneGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(serverGCPercent)
+	}
+}
+
 func runServer(ctx context.Context, args []string, stderr io.Writer) error {
 	cfg, level, err := serverFlags(args, stderr)
 	if err != nil {
@@ -87,6 +100,7 @@ func runServer(ctx context.Context, args []string, stderr io.Writer) error {
 		return fmt.Errorf("--log-level %q: %w", level, err)
 	}
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lv}))
+	tuneGC()
 	srv, err := server.New(ctx, cfg)
 	if err != nil {
 		return err

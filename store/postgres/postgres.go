@@ -61,6 +61,22 @@ func (s *Store) Close() error {
 	return nil
 }
 
+// Get reads one record with a single statement (one round trip, no transaction).
+func (s *Store) Get(ctx context.Context, kind, id string) (*store.Record, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	r := &store.Record{Kind: kind, ID: id}
+	err := s.pool.QueryRow(ctx, sqlGet, kind, id).Scan(&r.Parent, &r.Version, &r.Seq, &r.Data)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, notFound(kind, id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("postgres store: %w", classify(err))
+	}
+	return r, nil
+}
+
 // View runs fn in a read-only transaction on one snapshot.
 func (s *Store) View(ctx context.Context, fn func(store.Tx) error) error {
 	if err := ctx.Err(); err != nil {

@@ -149,6 +149,23 @@ func (s *Store) Close() error {
 	return err
 }
 
+// Get reads one committed record from memory.
+func (s *Store) Get(ctx context.Context, kind, id string) (*store.Record, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, errClosed
+	}
+	r := s.mem.get(kind, id)
+	if r == nil {
+		return nil, notFound(kind, id)
+	}
+	return clone(r), nil
+}
+
 // View runs fn with a read-only transaction over the in-memory state. fn must not start
 // another transaction on the same store: writers wait for it, and it may wait for them.
 func (s *Store) View(ctx context.Context, fn func(store.Tx) error) error {

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"errors"
 	"testing"
 
@@ -160,3 +161,29 @@ func insertAll(tx store.Tx, rs []*store.Record) error {
 
 // errBoom is the error the suite's functions fail with on purpose.
 var errBoom = errors.New("storetest: boom")
+
+// testStoreGet checks Store.Get, the read outside a transaction: it sees committed writes,
+// answers ErrNotFound, and returns a copy.
+func testStoreGet(t *testing.T, s store.Store) {
+	_, err := s.Get(ctx(), "alias", "a1")
+	wantErr(t, "Store.Get of a missing record", err, store.ErrNotFound)
+	r := &store.Record{Kind: "alias", ID: "a1", Parent: "p", Data: []byte(`{"Name":"x"}`)}
+	update(t, s, func(tx store.Tx) error { return tx.Insert(r) })
+	got, err := s.Get(ctx(), "alias", "a1")
+	if err != nil {
+		t.Fatalf("Store.Get: %v", err)
+	}
+	sameRecord(t, "Store.Get after Insert", got, r)
+	got.Data[0] = 'X'
+	if again, _ := s.Get(ctx(), "alias", "a1"); again.Data[0] != '{' {
+		t.Error("changing a record Store.Get returned changed the store")
+	}
+	update(t, s, func(tx store.Tx) error { return tx.Delete("alias", "a1") })
+	_, err = s.Get(ctx(), "alias", "a1")
+	wantErr(t, "Store.Get after Delete", err, store.ErrNotFound)
+	cancelled, cancel := context.WithCancel(ctx())
+	cancel()
+	if _, err := s.Get(cancelled, "alias", "a1"); err == nil {
+		t.Error("Store.Get with a cancelled context succeeded")
+	}
+}

@@ -34,6 +34,7 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 	}{
 		{"GetMissing", testGetMissing},
 		{"InsertGet", testInsertGet},
+		{"StoreGet", testStoreGet},
 		{"InsertExists", testInsertExists},
 		{"InsertInvalid", testInsertInvalid},
 		{"Put", testPut},
