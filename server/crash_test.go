@@ -3,6 +3,7 @@ package server_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -17,6 +18,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/gamelift"
 	"github.com/aws/aws-sdk-go-v2/service/gamelift/types"
+
+	"github.com/hoist-gg/hoist/server"
 )
 
 // buildHoist compiles cmd/hoist into a temporary directory.
@@ -40,30 +43,45 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-// startHoist starts `hoist server` as its own process and waits until it answers.
+// startHoist starts `hoist server` as its own process with the test key pair and waits until
+// it answers.
 func startHoist(t *testing.T, bin, addr string, args ...string) *exec.Cmd {
 	t.Helper()
 	args = append([]string{"server", "--listen", addr, "--access-key-id", testKeyID, "--secret-access-key", testSecret}, args...)
+	return startHoistWith(t, bin, addr, args...)
+}
+
+// startHoistWith starts bin with args and waits until addr answers.
+func startHoistWith(t *testing.T, bin, addr string, args ...string) *exec.Cmd {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
-	cmd.Stderr = os.Stderr
-	if testing.Verbose() == false {
-		cmd.Stderr = nil
+	cmd.Env = append(os.Environ(), "HOIST_ACCESS_KEY_ID=", "HOIST_SECRET_ACCESS_KEY=")
+	if testing.Verbose() {
+		cmd.Stderr = os.Stderr
 	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	waitHealthy(t, addr)
+	return cmd
+}
+
+// waitHealthy polls addr's /healthz until it answers, for at most 30 seconds.
+func waitHealthy(t *testing.T, addr string) {
+	t.Helper()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		resp, err := http.Get("http://" + addr + "/healthz")
 		if err == nil {
 			resp.Body.Close()
-			return cmd
+			return
 		}
-		time.Sleep(20 * time.Millisecond)
+		<-tick.C
 	}
 	t.Fatalf("hoist on %s did not answer within 30s", addr)
-	return nil
 }
 
 // TestKill9LosesNothingAcknowledged creates aliases against a real `hoist server` process,
@@ -96,9 +114,11 @@ func testKill9(t *testing.T, extra ...string) {
 			acked <- aws.ToString(out.Alias.AliasId)
 		}
 	}()
+	tick := time.NewTicker(5 * time.Millisecond)
 	for len(acked) < 50 {
-		time.Sleep(5 * time.Millisecond)
+		<-tick.C
 	}
+	tick.Stop()
 	proc.Process.Signal(syscall.SIGKILL)
 	proc.Wait()
 	<-done
@@ -149,5 +169,28 @@ func TestFirstStartGeneratesCredentials(t *testing.T) {
 	}
 	if fi, _ := os.Stat(filepath.Join(data, "credentials.json")); fi.Mode().Perm() != 0o600 {
 		t.Errorf("credentials file mode %v, want 0600", fi.Mode().Perm())
+	}
+	var creds server.Credentials
+	if err := json.Unmarshal(b, &creds); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(keyLine, creds.AccessKeyID) || !strings.Contains(keyLine, creds.SecretAccessKey) {
+		t.Errorf("printed line %q does not carry the stored pair", keyLine)
+	}
+	waitHealthy(t, addr)
+	gl := client("http://"+addr, creds.AccessKeyID, creds.SecretAccessKey)
+	if _, err := gl.ListAliases(context.Background(), &gamelift.ListAliasesInput{}); err != nil {
+		t.Errorf("the generated key pair does not sign valid requests: %v", err)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+
+	// A second start keeps the stored pair.
+	startHoistWith(t, bin, addr, "server", "--listen", addr, "--data", data)
+	if _, err := gl.ListAliases(context.Background(), &gamelift.ListAliasesInput{}); err != nil {
+		t.Errorf("after a restart the generated key pair no longer works: %v", err)
+	}
+	if again, _ := os.ReadFile(filepath.Join(data, "credentials.json")); string(again) != string(b) {
+		t.Error("a restart replaced the stored key pair")
 	}
 }

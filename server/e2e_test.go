@@ -10,6 +10,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -41,7 +43,9 @@ func startServer(t *testing.T, cfg server.Config) *server.Server {
 	if cfg.AccessKeyID == "" && !cfg.AllowAnyCredentials {
 		cfg.AccessKeyID, cfg.SecretAccessKey = testKeyID, testSecret
 	}
-	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
 	srv, err := server.New(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -283,4 +287,29 @@ func checkAliasesVisible(t *testing.T, a, b *gamelift.Client) {
 	if len(la.Aliases) == 0 {
 		t.Error("no aliases to compare")
 	}
+}
+
+// TestAllowAnyCredentials checks that with verification off any key pair is accepted, and
+// that the server says so in its log.
+func TestAllowAnyCredentials(t *testing.T) {
+	var logs strings.Builder
+	srv := startServer(t, server.Config{AllowAnyCredentials: true, Logger: slog.New(slog.NewTextHandler(&syncWriter{w: &logs}, nil))})
+	if _, err := client(srv.URL(), "AKIAANYTHING00000000", "whatever").ListAliases(context.Background(), &gamelift.ListAliasesInput{}); err != nil {
+		t.Errorf("with --allow-any-credentials a request was refused: %v", err)
+	}
+	if !strings.Contains(logs.String(), "SIGNATURE VERIFICATION IS OFF") {
+		t.Errorf("the log does not warn that verification is off: %q", logs.String())
+	}
+}
+
+// syncWriter serializes writes to w.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }

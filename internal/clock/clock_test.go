@@ -1,0 +1,81 @@
+package clock
+
+import (
+	"testing"
+	"time"
+)
+
+var start = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+func fired(c <-chan time.Time) (time.Time, bool) {
+	select {
+	case t := <-c:
+		return t, true
+	default:
+		return time.Time{}, false
+	}
+}
+
+func TestFakeAfter(t *testing.T) {
+	f := NewFake(start)
+	c := f.After(time.Minute)
+	f.Advance(59 * time.Second)
+	if _, ok := fired(c); ok {
+		t.Fatal("After(1m) fired after 59s")
+	}
+	f.Advance(time.Second)
+	got, ok := fired(c)
+	if !ok || !got.Equal(start.Add(time.Minute)) {
+		t.Fatalf("After(1m) at 60s: fired=%v at %v", ok, got)
+	}
+	if !f.Now().Equal(start.Add(time.Minute)) {
+		t.Errorf("Now = %v", f.Now())
+	}
+}
+
+func TestFakeTickerFiresInOrderAndStops(t *testing.T) {
+	f := NewFake(start)
+	tk := f.NewTicker(10 * time.Second)
+	late := f.After(25 * time.Second)
+	f.Advance(10 * time.Second)
+	if got, ok := fired(tk.C()); !ok || !got.Equal(start.Add(10*time.Second)) {
+		t.Fatalf("first tick: %v %v", ok, got)
+	}
+	f.Advance(20 * time.Second) // ticks at 20s and 30s; the reader missed one, so one is kept
+	if got, ok := fired(tk.C()); !ok || !got.Equal(start.Add(20*time.Second)) {
+		t.Fatalf("tick kept while nobody read: %v %v", ok, got)
+	}
+	if _, ok := fired(tk.C()); ok {
+		t.Fatal("a dropped tick was delivered")
+	}
+	if got, ok := fired(late); !ok || !got.Equal(start.Add(25*time.Second)) {
+		t.Fatalf("After(25s) fired at %v (%v)", got, ok)
+	}
+	tk.Stop()
+	f.Advance(time.Minute)
+	if _, ok := fired(tk.C()); ok {
+		t.Fatal("a stopped ticker fired")
+	}
+}
+
+func TestFakeSetNeverGoesBack(t *testing.T) {
+	f := NewFake(start)
+	f.Set(start.Add(-time.Hour))
+	if !f.Now().Equal(start) {
+		t.Errorf("Set to the past moved the clock to %v", f.Now())
+	}
+}
+
+func TestRealClock(t *testing.T) {
+	var c Clock = Real{}
+	if d := time.Since(c.Now()); d < 0 || d > time.Minute {
+		t.Errorf("Real.Now is %v away from time.Now", d)
+	}
+	tk := c.NewTicker(time.Millisecond)
+	defer tk.Stop()
+	select {
+	case <-tk.C():
+	case <-c.After(10 * time.Second):
+		t.Fatal("a 1ms ticker did not tick within 10s")
+	}
+}
