@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/hoist-gg/hoist/store"
@@ -74,4 +75,12 @@ func openBench(b *testing.B) *sqlite.Store {
 	}
 	b.Cleanup(func() { s.Close() })
 	return s
+}
+
+func BenchmarkInsertParallel(b *testing.B) {
+	for _, writers := range []int{1, 4, 16, 64} {
+		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) {
+			storetest.BenchInsertParallel(b, openBench(b), writers)
+		})
+	}
 }

@@ -3,7 +3,10 @@ package storetest
 import (
 	"context"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/hoist-gg/hoist/store"
 )
@@ -62,4 +65,33 @@ func BenchInsert(b *testing.B, s store.Store) {
 		}
 		i++
 	}
+}
+
+// BenchInsertParallel measures Updates that each insert one record of about 200 bytes, issued
+// by writers goroutines at once; it reports the throughput as writes/s. With one writer it
+// measures the same as BenchInsert; with more it shows how a store batches or overlaps commits.
+func BenchInsertParallel(b *testing.B, s store.Store, writers int) {
+	data := make([]byte, 200)
+	ctx := context.Background()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	for w := range writers {
+		wg.Go(func() {
+			for i := next.Add(1); i <= int64(b.N); i = next.Add(1) {
+				id := fmt.Sprintf("gs-%02d-%09d", w, i)
+				err := s.Update(ctx, func(tx store.Tx) error {
+					return tx.Insert(&store.Record{Kind: "gamesession", ID: id, Parent: "fleet-1", Data: data})
+				})
+				if err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "writes/s")
 }
