@@ -2,10 +2,14 @@
 // persisted to a pure-Go SQLite database (modernc.org/sqlite) in WAL mode for durability.
 //
 // Reads (View) take a read lock and copy records out of memory, so a Get costs about as much
-// as a map lookup and a copy. Writes (Update) are serialised by one writer lock: the
-// transaction buffers its writes in an overlay that its own reads see, then writes them to
-// SQLite in one SQL transaction, commits, and only then applies them to memory. A write that
-// Update acknowledged is therefore on disk in the WAL before any reader can see it.
+// as a map lookup and a copy. Writes (Update) are group-committed: concurrent Updates queue,
+// and one committer at a time takes the whole queue (up to maxBatch), runs the functions one
+// after another, each buffering its writes in an overlay layered on the writes of those before
+// it (so they run exactly as if serially, and a failing function loses only its own writes),
+// writes the batch to SQLite in one SQL transaction, commits, and only then applies it to
+// memory and returns to the batch's callers. A write that Update acknowledged is therefore on
+// disk in the WAL before any reader can see it. No timer holds a commit back: a lone writer
+// commits at once, and writers that arrive while a commit runs form the next batch.
 //
 // Durability: the database runs with journal_mode=WAL and synchronous=NORMAL. A committed
 // transaction is in the WAL file (the operating system's page cache) when Update returns, so
@@ -25,13 +29,11 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hoist-gg/hoist/store"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
-
-// maxAttempts bounds how often Update runs its function when it returns ErrConflict.
-const maxAttempts = 10
 
 // errClosed is returned by transactions started after Close.
 var errClosed = errors.New("store: closed")
@@ -42,9 +44,15 @@ type Store struct {
 	stmts  statements
 	unlock func() error // releases the directory lock
 
-	wsem chan struct{} // the writer lock; a channel so that waiting honours ctx
+	qmu          sync.Mutex   // guards queue, leading and shut
+	queue        []*request   // Updates waiting for a committer, in arrival order
+	leading      bool         // a committer is running a batch (or about to)
+	shut         bool         // Close has begun: no new Updates are queued
+	idle         sync.Cond    // signalled, with qmu, when leading becomes false
+	commits      atomic.Int64 // SQLite transactions committed, for tests
+	beforeCommit func() error // tests only: runs just before each SQLite COMMIT; an error fails it
 
-	mu     sync.RWMutex // guards mem, seq and closed against the writer's apply
+	mu     sync.RWMutex // guards mem, seq and closed against the committer's apply
 	mem    memory
 	seq    int64 // the last Seq handed out
 	closed bool
@@ -82,7 +90,8 @@ func open(path string) (*Store, error) {
 	}
 	// One connection: only the single writer (and Open) ever talks to SQLite.
 	db.SetMaxOpenConns(1)
-	s := &Store{db: db, wsem: make(chan struct{}, 1), mem: memory{}}
+	s := &Store{db: db, mem: memory{}}
+	s.idle.L = &s.qmu
 	if err := s.init(); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("sqlite store %s: %w", path, err)
@@ -130,15 +139,20 @@ func (s *Store) load(ctx context.Context) error {
 	return nil
 }
 
-// Close releases the database and the directory lock. It waits for a running Update.
+// Close releases the database and the directory lock. Updates queued before it are committed
+// first; later ones fail.
 func (s *Store) Close() error {
-	s.wsem <- struct{}{}
-	defer func() { <-s.wsem }()
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	s.qmu.Lock()
+	if s.shut {
+		s.qmu.Unlock()
 		return nil
 	}
+	s.shut = true
+	for s.leading {
+		s.idle.Wait()
+	}
+	s.qmu.Unlock()
+	s.mu.Lock()
 	s.closed = true
 	s.mem = nil
 	s.mu.Unlock()
@@ -181,89 +195,6 @@ func (s *Store) View(ctx context.Context, fn func(store.Tx) error) error {
 	err := fn(tx)
 	tx.done = true
 	return err
-}
-
-// Update runs fn in a read-write transaction; see store.Store. Updates run one at a time.
-func (s *Store) Update(ctx context.Context, fn func(store.Tx) error) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	select {
-	case s.wsem <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	defer func() { <-s.wsem }()
-	if s.isClosed() {
-		return errClosed
-	}
-	for attempt := 1; ; attempt++ {
-		tx := &updateTx{mem: s.mem, seq: s.seq, writes: map[key]*store.Record{}}
-		err := fn(tx)
-		tx.done = true
-		if err == nil {
-			return s.commit(ctx, tx)
-		}
-		if !errors.Is(err, store.ErrConflict) || attempt == maxAttempts || ctx.Err() != nil {
-			return err
-		}
-	}
-}
-
-func (s *Store) isClosed() bool {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.closed
-}
-
-// commit writes tx to SQLite and, once that is committed, to memory.
-func (s *Store) commit(ctx context.Context, tx *updateTx) error {
-	if len(tx.writes) == 0 && tx.seq == s.seq {
-		return nil
-	}
-	// fn has succeeded: finish the write even if the caller gives up now, so that what the
-	// database holds and what Update reports never disagree.
-	if err := s.persist(context.WithoutCancel(ctx), tx); err != nil {
-		return fmt.Errorf("sqlite store: commit: %w", err)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for k, r := range tx.writes {
-		if r == nil {
-			s.mem.delete(k.kind, k.id)
-		}
-	}
-	for _, r := range tx.upserts() {
-		s.mem.set(r)
-	}
-	s.seq = tx.seq
-	return nil
-}
-
-// persist writes tx's overlay in one SQL transaction.
-func (s *Store) persist(ctx context.Context, tx *updateTx) error {
-	sqlTx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer sqlTx.Rollback()
-	for k, r := range tx.writes {
-		if r == nil {
-			_, err = sqlTx.StmtContext(ctx, s.stmts.delete).ExecContext(ctx, k.kind, k.id)
-		} else {
-			_, err = sqlTx.StmtContext(ctx, s.stmts.upsert).ExecContext(ctx,
-				r.Kind, r.ID, r.Parent, r.Version, r.Seq, nonNil(r.Data))
-		}
-		if err != nil {
-			return err
-		}
-	}
-	if tx.seq != s.seq {
-		if _, err = sqlTx.StmtContext(ctx, s.stmts.setSeq).ExecContext(ctx, tx.seq); err != nil {
-			return err
-		}
-	}
-	return sqlTx.Commit()
 }
 
 // statements are the writer's prepared statements.

@@ -22,6 +22,11 @@ func TestCrash(t *testing.T) {
 		func(dir string) (store.Store, error) { return sqlite.Open(dir) })
 }
 
+func TestCrashConcurrent(t *testing.T) {
+	storetest.CrashConcurrent(t, func(t *testing.T) string { return t.TempDir() },
+		func(dir string) (store.Store, error) { return sqlite.Open(dir) })
+}
+
 func TestOpenTwice(t *testing.T) {
 	dir := t.TempDir()
 	s, err := sqlite.Open(dir)

@@ -48,22 +48,80 @@ func (t *viewTx) Insert(*store.Record) error   { return errReadOnly }
 func (t *viewTx) Put(*store.Record) error      { return errReadOnly }
 func (t *viewTx) Delete(kind, id string) error { return errReadOnly }
 
-// updateTx is the single writer's transaction: its writes go to an overlay on top of the
-// committed in-memory state, and its reads look at the overlay first. The writer lock keeps
-// the committed state still while it runs, so it reads mem without the read lock.
+// layer is a set of uncommitted writes by kind and ID: the final state of each key written,
+// nil for a delete.
+type layer map[string]map[string]*store.Record
+
+// lookup returns the write of a key and whether there is one.
+func (l layer) lookup(kind, id string) (*store.Record, bool) {
+	r, ok := l[kind][id]
+	return r, ok
+}
+
+// set records the write of a key; r nil is a delete.
+func (l layer) set(kind, id string, r *store.Record) {
+	m := l[kind]
+	if m == nil {
+		m = map[string]*store.Record{}
+		l[kind] = m
+	}
+	m[id] = r
+}
+
+// merge adds every write of src to l, replacing l's writes of the same keys.
+func (l layer) merge(src layer) {
+	for kind, m := range src {
+		for id, r := range m {
+			l.set(kind, id, r)
+		}
+	}
+}
+
+// upserts returns the records of l that are inserted or replaced, in Seq order, so that
+// memory.set mostly appends.
+func (l layer) upserts() []*store.Record {
+	var out []*store.Record
+	for _, m := range l {
+		for _, r := range m {
+			if r != nil {
+				out = append(out, r)
+			}
+		}
+	}
+	slices.SortFunc(out, bySeq)
+	return out
+}
+
+// updateTx is the transaction of one Update function in a group commit. Its writes go to its
+// own layer; its reads look at that layer, then at the writes of the functions before it in
+// the batch, then at the committed in-memory state. Only the committer touches memory, so it
+// reads mem without the read lock.
 type updateTx struct {
 	mem    memory
-	seq    int64                 // the last Seq handed out, including by this transaction
-	writes map[key]*store.Record // the final state of each key written; nil means deleted
+	batch  layer // the writes of the batch's earlier functions that succeeded
+	seq    int64 // the last Seq handed out, including by this transaction
+	writes layer // this function's writes
 	done   bool
 }
 
 // get returns the record as this transaction sees it (not a copy), or nil.
 func (t *updateTx) get(kind, id string) *store.Record {
-	if r, ok := t.writes[key{kind, id}]; ok {
+	if r, ok := t.writes.lookup(kind, id); ok {
+		return r
+	}
+	if r, ok := t.batch.lookup(kind, id); ok {
 		return r
 	}
 	return t.mem.get(kind, id)
+}
+
+// written reports whether the batch or this transaction wrote the key.
+func (t *updateTx) written(kind, id string) bool {
+	if _, ok := t.writes.lookup(kind, id); ok {
+		return true
+	}
+	_, ok := t.batch.lookup(kind, id)
+	return ok
 }
 
 func (t *updateTx) Get(kind, id string) (*store.Record, error) {
@@ -89,7 +147,7 @@ func (t *updateTx) Insert(r *store.Record) error {
 	}
 	t.seq++
 	r.Version, r.Seq = 1, t.seq
-	t.writes[key{r.Kind, r.ID}] = clone(r)
+	t.writes.set(r.Kind, r.ID, clone(r))
 	return nil
 }
 
@@ -106,7 +164,7 @@ func (t *updateTx) Put(r *store.Record) error {
 			store.ErrConflict, r.Kind, r.ID, cur.Version, r.Version)
 	}
 	r.Version, r.Seq = cur.Version+1, cur.Seq
-	t.writes[key{r.Kind, r.ID}] = clone(r)
+	t.writes.set(r.Kind, r.ID, clone(r))
 	return nil
 }
 
@@ -117,26 +175,17 @@ func (t *updateTx) Delete(kind, id string) error {
 	if t.get(kind, id) == nil {
 		return notFound(kind, id)
 	}
-	t.writes[key{kind, id}] = nil
+	t.writes.set(kind, id, nil)
 	return nil
 }
 
-// List merges the committed records with this transaction's writes of the kind.
+// List merges the committed records with the batch's and this transaction's writes of the
+// kind.
 func (t *updateTx) List(kind string, opt store.ListOptions) ([]*store.Record, error) {
 	if t.done {
 		return nil, errTxDone
 	}
-	var mine []*store.Record // this transaction's live records of the kind that match opt
-	touched := 0
-	for k, r := range t.writes {
-		if k.kind != kind {
-			continue
-		}
-		touched++
-		if r != nil && matches(r, opt) {
-			mine = append(mine, r)
-		}
-	}
+	mine, touched := t.uncommitted(kind, opt)
 	if touched == 0 {
 		return cloneAll(t.mem.list(kind, opt)), nil
 	}
@@ -148,7 +197,7 @@ func (t *updateTx) List(kind string, opt store.ListOptions) ([]*store.Record, er
 	}
 	out := mine
 	for _, r := range t.mem.list(kind, baseOpt) {
-		if _, written := t.writes[key{kind, r.ID}]; !written {
+		if !t.written(kind, r.ID) {
 			out = append(out, r)
 		}
 	}
@@ -159,22 +208,30 @@ func (t *updateTx) List(kind string, opt store.ListOptions) ([]*store.Record, er
 	return cloneAll(out), nil
 }
 
+// uncommitted returns the live records of the kind that the batch or this transaction wrote
+// and that match opt, and how many keys of the kind they wrote (deletes included).
+func (t *updateTx) uncommitted(kind string, opt store.ListOptions) (mine []*store.Record, touched int) {
+	for _, r := range t.writes[kind] {
+		touched++
+		if r != nil && matches(r, opt) {
+			mine = append(mine, r)
+		}
+	}
+	for id, r := range t.batch[kind] {
+		if _, own := t.writes.lookup(kind, id); own {
+			continue
+		}
+		touched++
+		if r != nil && matches(r, opt) {
+			mine = append(mine, r)
+		}
+	}
+	return mine, touched
+}
+
 // matches reports whether r passes opt's filters.
 func matches(r *store.Record, opt store.ListOptions) bool {
 	return (opt.Parent == "" || r.Parent == opt.Parent) && r.Seq > opt.AfterSeq
-}
-
-// upserts returns the records this transaction inserted or replaced, in Seq order, so that
-// memory.set mostly appends.
-func (t *updateTx) upserts() []*store.Record {
-	out := make([]*store.Record, 0, len(t.writes))
-	for _, r := range t.writes {
-		if r != nil {
-			out = append(out, r)
-		}
-	}
-	slices.SortFunc(out, bySeq)
-	return out
 }
 
 // bySeq orders records by Seq.

@@ -7,7 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +18,12 @@ import (
 
 // crashEnv carries the backing location to the child process of Crash.
 const crashEnv = "HOIST_STORETEST_CRASH_LOCATION"
+
+// crashWritersEnv carries the number of concurrent writers to the child of Crash.
+const crashWritersEnv = "HOIST_STORETEST_CRASH_WRITERS"
+
+// concurrentCrashWriters is how many goroutines commit at once in CrashConcurrent's child.
+const concurrentCrashWriters = 16
 
 // crashAcks is how many acknowledged writes the parent waits for before it kills the child.
 const crashAcks = 300
@@ -28,15 +36,29 @@ const crashAcks = 300
 // fresh makes new backing data (a directory, a database DSN) and runs only in the parent;
 // open opens a store on it and runs in both. Call Crash from a top-level test.
 func Crash(t *testing.T, fresh func(t *testing.T) string, open func(location string) (store.Store, error)) {
+	crash(t, fresh, open, 1)
+}
+
+// CrashConcurrent is Crash with concurrentCrashWriters goroutines committing at once in the
+// child, so that the kill lands while many Updates (or one batch of them) are in flight.
+func CrashConcurrent(t *testing.T, fresh func(t *testing.T) string, open func(location string) (store.Store, error)) {
+	crash(t, fresh, open, concurrentCrashWriters)
+}
+
+func crash(t *testing.T, fresh func(t *testing.T) string, open func(string) (store.Store, error), writers int) {
 	if loc, ok := os.LookupEnv(crashEnv); ok {
-		crashChild(t, loc, open)
+		n, err := strconv.Atoi(os.Getenv(crashWritersEnv))
+		if err != nil || n < 1 {
+			n = 1
+		}
+		crashChild(loc, open, n)
 		return
 	}
 	if testing.Short() {
 		t.Skip("crash test skipped in -short mode")
 	}
 	loc := fresh(t)
-	acked := runAndKill(t, loc)
+	acked := runAndKill(t, loc, writers)
 	s, err := open(loc)
 	must(t, "reopen after kill -9", err)
 	defer s.Close()
@@ -53,9 +75,9 @@ func Crash(t *testing.T, fresh func(t *testing.T) string, open func(location str
 
 // runAndKill runs the child until it has acknowledged crashAcks writes, kills it and returns
 // every ID it acknowledged, including those printed just before it died.
-func runAndKill(t *testing.T, loc string) []string {
+func runAndKill(t *testing.T, loc string, writers int) []string {
 	cmd := exec.Command(os.Args[0], "-test.run="+runPattern(t.Name()), "-test.count=1")
-	cmd.Env = append(os.Environ(), crashEnv+"="+loc)
+	cmd.Env = append(os.Environ(), crashEnv+"="+loc, crashWritersEnv+"="+strconv.Itoa(writers))
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
@@ -92,17 +114,33 @@ func readAcks(out io.Reader, kill func()) (acked []string, killed bool) {
 	return acked, killed
 }
 
-// crashChild commits records until it is killed, printing each acknowledged batch.
-func crashChild(t *testing.T, loc string, open func(string) (store.Store, error)) {
+// crashChild commits records from writers goroutines until it is killed, printing each
+// acknowledged batch.
+func crashChild(loc string, open func(string) (store.Store, error), writers int) {
 	s, err := open(loc)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child: open:", err)
 		os.Exit(2)
 	}
+	var wg sync.WaitGroup
+	for w := range writers {
+		prefix := "r"
+		if writers > 1 {
+			prefix = fmt.Sprintf("w%02d-r", w)
+		}
+		wg.Go(func() { crashWriter(s, prefix) })
+	}
+	wg.Wait()
+	os.Exit(3)
+}
+
+// crashWriter commits records with IDs starting with prefix, printing each acknowledged
+// batch in one write so that lines of concurrent writers do not interleave.
+func crashWriter(s store.Store, prefix string) {
 	for i := 0; i < 1_000_000; i++ { // bounded, in case the parent is gone
-		batch := []string{fmt.Sprintf("r%06d", i)}
+		batch := []string{fmt.Sprintf("%s%06d", prefix, i)}
 		if i%5 == 0 {
-			batch = append(batch, fmt.Sprintf("r%06d-b", i), fmt.Sprintf("r%06d-c", i))
+			batch = append(batch, fmt.Sprintf("%s%06d-b", prefix, i), fmt.Sprintf("%s%06d-c", prefix, i))
 		}
 		err := s.Update(ctx(), func(tx store.Tx) error {
 			for _, id := range batch {
@@ -118,7 +156,6 @@ func crashChild(t *testing.T, loc string, open func(string) (store.Store, error)
 		}
 		fmt.Printf("ack %s .\n", strings.Join(batch, " "))
 	}
-	os.Exit(3)
 }
 
 // runPattern is a -test.run pattern that matches exactly the test called name.
