@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hoist-gg/hoist/agent"
 	"github.com/hoist-gg/hoist/bench"
 	"github.com/hoist-gg/hoist/server"
 )
@@ -23,6 +24,7 @@ const usage = `Hoist: self-hosted game server hosting, wire-compatible with Amaz
 
 Usage:
   hoist server [flags]   run the control plane (hoist server -h for flags)
+  hoist agent [flags]    run on a game host: register a compute, run its server processes (hoist agent -h)
   hoist bench [flags]    drive load against an operation, beside a bare HTTP baseline
   hoist help             this text
 `
@@ -46,6 +48,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	switch args[0] {
 	case "server":
 		return runServer(ctx, args[1:], stderr)
+	case "agent":
+		return agent.Main(ctx, args[1:], stderr)
 	case "bench":
 		return bench.Main(ctx, args[1:], stdout)
 	case "help", "-h", "--help":
