@@ -84,10 +84,12 @@ func routeOf(rs *api.RoutingStrategy) (route, error) {
 }
 
 // lookupFleet is the one place alias operations learn about fleets: it returns the ARN of the
-// fleet fleetID, or the *api.Error to answer when there is no such fleet. Fleets do not exist
-// yet, so every fleet ID is accepted and given a fleet ARN; the fleets work replaces the body
-// with a store lookup (NotFoundException, and containerfleet ARNs for container fleets).
+// fleet fleetID, or the *api.Error to answer when there is no such fleet (NotFoundException;
+// a TERMINATED fleet counts as gone).
 func (s *Service) lookupFleet(tx store.Tx, fleetID string) (string, error) {
+	if _, err := s.liveFleet(tx, fleetID); err != nil {
+		return "", err
+	}
 	return s.arn(arnFleet, fleetID), nil
 }
 

@@ -15,6 +15,12 @@ const (
 	arnFleet    = "fleet"
 )
 
+// ARN resource types of the hosting operations (fleets.go, computes.go).
+const (
+	arnCompute = "compute"
+	arnScript  = "script"
+)
+
 // arn returns arn:aws:gamelift:<region>:<account>:<resourceType>/<id>.
 func (s *Service) arn(resourceType, id string) string {
 	return "arn:aws:gamelift:" + s.region + ":" + s.account + ":" + resourceType + "/" + id
@@ -83,3 +89,17 @@ func optional(s string) *string {
 	}
 	return &s
 }
+
+// FleetIQ ARN resource type and record kinds (fleetiq.go, gameserver.go).
+const (
+	arnGameServerGroup = "gameservergroup"
+
+	kindGameServerGroup = "gameservergroup"
+	// kindGameServer records have ID = game server ID (unique per account), Parent = group.
+	kindGameServer = "gameserver"
+	// kindGameServerInstance records have ID = "<group>/<instance ID>", Parent = group.
+	kindGameServerInstance = "gameserverinstance"
+	// kindGameServerSlot records mark claimable game servers: ID = game server ID, Parent =
+	// "<group>/<instance ID>/free" or ".../claimed" (see gameserver_claim.go).
+	kindGameServerSlot = "gameserverslot"
+)

@@ -136,6 +136,7 @@ func (s *Service) DeleteLocation(ctx context.Context, in *api.DeleteLocationInpu
 
 // locationInUse is the hook through which DeleteLocation refuses to delete a custom location
 // that a fleet still uses: it returns the *api.Error to answer (InvalidRequestException, the
-// only fitting error DeleteLocation models), or nil. Fleets do not exist yet, so it allows
-// every deletion; the fleets work fills it in.
-func (s *Service) locationInUse(tx store.Tx, name string) error { return nil }
+// only fitting error DeleteLocation models), or nil. TERMINATED fleets do not count.
+func (s *Service) locationInUse(tx store.Tx, name string) error {
+	return s.fleetUsingLocation(tx, name)
+}

@@ -17,6 +17,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/hoist-gg/hoist/api"
@@ -42,6 +43,26 @@ type Config struct {
 	// NewID returns the unique part of generated IDs (alias-<id>, build-<id>); a random UUID
 	// when nil.
 	NewID func() string
+	// SDKEndpoint is the Server SDK websocket URL computes are given as
+	// GameLiftServiceSdkEndpoint (e.g. wss://host:port); omitted from Compute when empty.
+	SDKEndpoint string
+	// AgentEndpoint is the agent websocket URL computes are given as GameLiftAgentEndpoint;
+	// omitted from Compute when empty.
+	AgentEndpoint string
+	// ComputeAuthTokenLifetime is how long a GetComputeAuthToken token stays valid;
+	// DefaultComputeAuthTokenLifetime when zero.
+	ComputeAuthTokenLifetime time.Duration
+	// HealthCheckInterval is the server process health period; a process without a healthy
+	// report for three periods is terminated. DefaultHealthCheckInterval when zero.
+	HealthCheckInterval time.Duration
+	// ProcessReadyTimeout is how long a connected process may take to call ProcessReady;
+	// DefaultProcessReadyTimeout when zero.
+	ProcessReadyTimeout time.Duration
+	// TerminationGracePeriod is how long a process told to terminate has to end before it is
+	// marked terminated; DefaultTerminationGracePeriod when zero.
+	TerminationGracePeriod time.Duration
+	// Notifier delivers pushes (TerminateProcess) to server processes; nil means no pushes.
+	Notifier Notifier
 }
 
 // Service implements the GameLift operations over a store.
@@ -51,6 +72,7 @@ type Service struct {
 	region  string
 	account string
 	newID   func() string
+	hosting hosting
 }
 
 // New returns a Service for cfg, filling in the documented defaults.
@@ -65,6 +87,7 @@ func New(cfg Config) *Service {
 	if s.newID == nil {
 		s.newID = uuid.NewString
 	}
+	s.hosting = newHosting(cfg)
 	return s
 }
 
@@ -76,6 +99,8 @@ func (s *Service) Handlers() *api.Handlers {
 	s.buildHandlers(h)
 	s.aliasHandlers(h)
 	s.tagHandlers(h)
+	s.fleetIQHandlers(h)
+	s.fleetHandlers(h)
 	return h
 }
 

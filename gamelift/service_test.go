@@ -47,6 +47,14 @@ func newFixture(t testing.TB, account string) *fixture {
 		n++
 		return fmt.Sprintf("00000000-0000-4000-8000-%012d", n)
 	}})
+	// fleet1, the fleet the alias and tag tests route to, exists: aliases need existing fleets.
+	err = st.Update(context.Background(), func(tx store.Tx) error {
+		return insertDoc(tx, kindFleet, fleet1, &fleetDoc{ID: fleet1, Name: "fixture", Status: fleetActive,
+			ComputeType: string(api.ComputeTypeAnywhere), Locations: []string{}})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	return &fixture{svc: svc, h: svc.Handlers(), store: st, clock: clk, ctx: context.Background()}
 }
 
@@ -123,7 +131,15 @@ func TestHandlersSetsEveryImplementedOperation(t *testing.T) {
 	h := newFixture(t, "").h
 	want := []string{"CreateLocation", "ListLocations", "DeleteLocation", "CreateBuild", "DescribeBuild",
 		"ListBuilds", "UpdateBuild", "DeleteBuild", "CreateAlias", "DescribeAlias", "ListAliases",
-		"UpdateAlias", "DeleteAlias", "ResolveAlias", "TagResource", "UntagResource", "ListTagsForResource"}
+		"UpdateAlias", "DeleteAlias", "ResolveAlias", "TagResource", "UntagResource", "ListTagsForResource",
+		"CreateFleet", "DescribeFleetAttributes", "ListFleets", "UpdateFleetAttributes", "DeleteFleet",
+		"DescribeRuntimeConfiguration", "UpdateRuntimeConfiguration", "DescribeFleetUtilization",
+		"DescribeFleetLocationAttributes", "DescribeFleetEvents", "RegisterCompute", "DeregisterCompute",
+		"DescribeCompute", "ListCompute", "GetComputeAuthToken", "GetComputeAccess",
+		"CreateGameServerGroup", "DescribeGameServerGroup", "ListGameServerGroups", "UpdateGameServerGroup",
+		"DeleteGameServerGroup", "SuspendGameServerGroup", "ResumeGameServerGroup", "DescribeGameServerInstances",
+		"RegisterGameServer", "DescribeGameServer", "ListGameServers", "UpdateGameServer", "DeregisterGameServer",
+		"ClaimGameServer"}
 	v := reflect.ValueOf(h).Elem()
 	set := 0
 	for i := 0; i < v.NumField(); i++ {

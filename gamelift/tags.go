@@ -32,9 +32,11 @@ var taggableKinds = map[string]struct {
 	kind string
 	doc  func() taggable
 }{
-	arnAlias:    {kindAlias, func() taggable { return new(aliasDoc) }},
-	arnBuild:    {kindBuild, func() taggable { return new(buildDoc) }},
-	arnLocation: {kindLocation, func() taggable { return new(locationDoc) }},
+	arnAlias:           {kindAlias, func() taggable { return new(aliasDoc) }},
+	arnBuild:           {kindBuild, func() taggable { return new(buildDoc) }},
+	arnLocation:        {kindLocation, func() taggable { return new(locationDoc) }},
+	arnGameServerGroup: {kindGameServerGroup, func() taggable { return new(groupDoc) }},
+	arnFleet:           {kindFleet, func() taggable { return new(fleetDoc) }},
 }
 
 // reservedKey reports whether key uses the prefix AWS keeps for itself.

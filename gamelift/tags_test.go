@@ -110,7 +110,8 @@ func TestTagARNErrors(t *testing.T) {
 		"another Region":      {"arn:aws:gamelift:eu-central-1::alias/alias-1", api.InvalidRequestException},
 		"missing alias":       {"arn:aws:gamelift:us-west-2::alias/alias-1", api.NotFoundException},
 		"missing location":    {"arn:aws:gamelift:us-west-2:123456789012:location/custom-zz", api.NotFoundException},
-		"type not in Hoist":   {"arn:aws:gamelift:us-west-2::fleet/" + fleet1, api.NotFoundException},
+		"type not in Hoist":   {"arn:aws:gamelift:us-west-2::script/script-1", api.NotFoundException},
+		"missing fleet":       {"arn:aws:gamelift:us-west-2::fleet/fleet-00000000-0000-0000-0000-000000000000", api.NotFoundException},
 		"deleted alias again": {*arns["alias"], api.NotFoundException},
 	}
 	ok(f.h.DeleteAlias(f.ctx, &api.DeleteAliasInput{AliasId: arns["alias"]}))(t)

@@ -35,6 +35,9 @@ type Config struct {
 	Logger *slog.Logger
 	// MaxBodyBytes limits request bodies; 0 means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// Extensions are Hoist operations outside GameLift's model, served over awsJson1_1 under
+	// their own X-Amz-Target (see Extension).
+	Extensions []Extension
 }
 
 // operation is one row of the operation table with its handler bound.
@@ -52,6 +55,8 @@ type server struct {
 	log     *slog.Logger
 	maxBody int64
 	ids     *idGenerator
+	// extTargets holds the X-Amz-Target of every Extension.
+	extTargets map[string]bool
 }
 
 // New returns the API handler. Every operation of api.Operations is bound to cfg.Handlers once,
@@ -63,6 +68,8 @@ func New(cfg Config) http.Handler {
 		log:     cfg.Logger,
 		maxBody: cfg.MaxBodyBytes,
 		ids:     newIDGenerator(),
+
+		extTargets: map[string]bool{},
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -75,6 +82,7 @@ func New(cfg Config) http.Handler {
 		fn, ok := op.Bind(cfg.Handlers)
 		s.ops[op.Name] = &operation{name: op.Name, newInput: op.NewInput, call: fn, implemented: ok}
 	}
+	s.addExtensions(cfg.Extensions)
 	return s
 }
 
@@ -98,6 +106,11 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p, name, rerr := route(r)
+	if rerr != nil {
+		if target := s.extensionTarget(r); target != "" {
+			p, name, rerr = awsJSON, target, checkJSON(r)
+		}
+	}
 	if rerr != nil {
 		if r.Method != http.MethodPost {
 			w.Header()["Allow"] = allowPost

@@ -132,9 +132,25 @@ func runLifecycle(t *testing.T, gl *gamelift.Client) {
 	}
 }
 
+// createAnywhereFleet creates a custom location and an Anywhere fleet in it.
+func createAnywhereFleet(t *testing.T, gl *gamelift.Client, location string) string {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := gl.CreateLocation(ctx, &gamelift.CreateLocationInput{LocationName: aws.String(location)}); err != nil && apiCode(err) != "ConflictException" {
+		t.Fatalf("CreateLocation: %v", err)
+	}
+	f, err := gl.CreateFleet(ctx, &gamelift.CreateFleetInput{Name: aws.String("fleet-for-" + location),
+		ComputeType: types.ComputeTypeAnywhere,
+		Locations:   []types.LocationConfiguration{{Location: aws.String(location)}}})
+	if err != nil {
+		t.Fatalf("CreateFleet: %v", err)
+	}
+	return aws.ToString(f.FleetAttributes.FleetId)
+}
+
 func runAliases(t *testing.T, gl *gamelift.Client) {
 	ctx := context.Background()
-	fleet := "fleet-11111111-2222-3333-4444-555555555555"
+	fleet := createAnywhereFleet(t, gl, "custom-alias-lab")
 	a, err := gl.CreateAlias(ctx, &gamelift.CreateAliasInput{Name: aws.String("sdk-simple"),
 		RoutingStrategy: &types.RoutingStrategy{Type: types.RoutingStrategyTypeSimple, FleetId: aws.String(fleet)}})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -18,6 +19,8 @@ import (
 	"github.com/hoist-gg/hoist/gamelift"
 	"github.com/hoist-gg/hoist/httpapi"
 	"github.com/hoist-gg/hoist/internal/clock"
+	"github.com/hoist-gg/hoist/internal/tlsca"
+	"github.com/hoist-gg/hoist/sdkws"
 	"github.com/hoist-gg/hoist/store"
 	"github.com/hoist-gg/hoist/store/postgres"
 	"github.com/hoist-gg/hoist/store/sqlite"
@@ -41,6 +44,15 @@ type Config struct {
 	AccessKeyID, SecretAccessKey string
 	// AllowAnyCredentials turns signature verification off.
 	AllowAnyCredentials bool
+	// TLSListen is the TCP address of the TLS listener (the API over https, the websockets over
+	// wss), with a certificate from Hoist's own CA; empty for none.
+	TLSListen string
+	// TLSHosts are the names and addresses the TLS certificate covers (localhost and 127.0.0.1
+	// when empty).
+	TLSHosts []string
+	// SDKEndpoint and AgentEndpoint override the websocket URLs RegisterCompute hands out
+	// (default ws://<Listen>/sdk and ws://<Listen>/agent).
+	SDKEndpoint, AgentEndpoint string
 	// Logger receives the server's log; default a text logger on stderr.
 	Logger *slog.Logger
 	// Clock is the time source; default the wall clock.
@@ -80,6 +92,10 @@ type Server struct {
 	ln    net.Listener
 	http  *http.Server
 	creds Credentials
+	tlsLn net.Listener
+	hub   *sdkws.Hub
+	// stopLoops stops the background loops (startLoops).
+	stopLoops func()
 }
 
 // New opens the store, settles the credentials and binds the listener. Serve starts answering.
@@ -94,21 +110,56 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.store = st
+	if err := s.build(); err != nil {
+		s.closeListeners()
+		st.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// build binds the listeners and assembles the domain, the websocket hub and the HTTP front.
+func (s *Server) build() error {
 	auth, err := s.authenticator()
 	if err != nil {
-		st.Close()
-		return nil, err
+		return err
 	}
-	svc := gamelift.New(gamelift.Config{Store: st, Clock: cfg.Clock, Region: cfg.Region, AccountID: cfg.AccountID})
-	handler := httpapi.New(httpapi.Config{Handlers: svc.Handlers(), Authenticate: auth, Logger: s.log})
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		st.Close()
-		return nil, err
+	if s.ln, err = net.Listen("tcp", s.cfg.Listen); err != nil {
+		return err
 	}
-	s.ln = ln
-	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
-	return s, nil
+	if err := s.listenTLS(); err != nil {
+		return err
+	}
+	backend := &hostingBackend{}
+	svc := gamelift.New(gamelift.Config{Store: s.store, Clock: s.cfg.Clock, Region: s.cfg.Region,
+		AccountID: s.cfg.AccountID, SDKEndpoint: s.SDKEndpoint(), AgentEndpoint: s.AgentEndpoint(), Notifier: backend})
+	hub := sdkws.New(sdkws.Config{Backend: backend, Agent: backend, SigV4Keys: s.keys, Clock: s.cfg.Clock, Logger: s.log})
+	backend.svc, backend.hub, s.hub = svc, hub, hub
+	handlers := svc.Handlers()
+	backend.wrapHosting(handlers)
+	apiHandler := httpapi.New(httpapi.Config{Handlers: handlers, Authenticate: auth, Logger: s.log,
+		Extensions: fleetIQExtensions(svc)})
+	s.http = &http.Server{Handler: routeWebsockets(apiHandler, hub, hub.AgentHandler()),
+		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	s.startLoops(svc)
+	return nil
+}
+
+// routeWebsockets sends websocket upgrades to the agent endpoint (paths under /agent) or the
+// Server SDK endpoint (any other path: the SDKs build their URLs in different ways), and every
+// other request to the API.
+func routeWebsockets(apiHandler, sdk, agent http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+			apiHandler.ServeHTTP(w, r)
+			return
+		}
+		if strings.HasPrefix(r.URL.Path, AgentPath) {
+			agent.ServeHTTP(w, r)
+			return
+		}
+		sdk.ServeHTTP(w, r)
+	})
 }
 
 func openStore(ctx context.Context, cfg Config) (store.Store, error) {
@@ -185,15 +236,22 @@ func (s *Server) Region() string { return s.cfg.Region }
 // Serve answers requests until Shutdown; it returns nil after a clean shutdown.
 func (s *Server) Serve() error {
 	s.log.Info("hoist server listening", "endpoint", s.URL(), "region", s.cfg.Region, "store", storeName(s.cfg))
+	if s.tlsLn != nil {
+		s.log.Info("TLS (https, wss) listening", "address", s.tlsLn.Addr().String(), "ca", filepath.Join(s.cfg.DataDir, tlsDir, tlsca.CACertFile))
+		go s.http.Serve(s.tlsLn)
+	}
 	if err := s.http.Serve(s.ln); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil
 }
 
-// Shutdown stops accepting requests, lets those in flight finish, and closes the store.
+// Shutdown closes the websockets, stops accepting requests, lets those in flight finish, stops
+// the loops and closes the store.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.hub.Close()
 	err := s.http.Shutdown(ctx)
+	s.stopLoops()
 	if cerr := s.store.Close(); err == nil {
 		err = cerr
 	}

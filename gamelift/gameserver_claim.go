@@ -1,0 +1,227 @@
+package gamelift
+
+import (
+	"context"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+
+	"github.com/hoist-gg/hoist/api"
+	"github.com/hoist-gg/hoist/store"
+)
+
+// Claims.
+//
+// Every game server that is neither UTILIZED nor deregistered has one slot record (kind
+// kindGameServerSlot, ID = game server ID). Its Parent says where it is:
+//
+//	"<group>/<instance>/free"     never claimed, or claimed and released by nothing but time
+//	"<group>/<instance>/claimed"  claimed at the Unix ms in its Data
+//
+// A claim deletes the slot and inserts a new one under .../claimed, so each list stays in
+// store Seq order = the order of events: the free list oldest registration first, the claimed
+// list oldest claim first. A claimer therefore needs only the first few slots of an
+// instance's lists: a free one, or else a claimed one whose claim has lapsed (older than
+// ClaimDuration on the clock). It never scans a group's game servers.
+//
+// The slot only nominates; the game server record decides. The claim transaction re-reads
+// the game server and refuses it when it is UTILIZED or CLAIMED at now, and writes it with
+// compare-and-set (store.Tx.Put on the version read), so of two claimers of one game server
+// one fails and picks again. That holds on every node of a shared PostgreSQL.
+
+const (
+	// claimCandidates is how many slots of a list a claimer picks among at random, so that
+	// concurrent claimers of one instance rarely pick the same game server.
+	claimCandidates = 16
+	// claimRounds bounds how often a group claim decides again after losing a race.
+	claimRounds = 64
+)
+
+// slotParent is the Parent of a game server's slot.
+func slotParent(group, instance string, claimed bool) string {
+	if claimed {
+		return group + "/" + instance + "/claimed"
+	}
+	return group + "/" + instance + "/free"
+}
+
+// claimFilter turns a ClaimFilterOption into the instance statuses a claim may use: ACTIVE
+// only by default; a given list must contain ACTIVE (ClaimFilterOption doc).
+func claimFilter(f *api.ClaimFilterOption) (func(string) bool, error) {
+	if f == nil || len(f.InstanceStatuses) == 0 {
+		return func(st string) bool { return st == instanceActive }, nil
+	}
+	if !slices.Contains(f.InstanceStatuses, api.FilterInstanceStatus(instanceActive)) {
+		return nil, api.Errorf(api.InvalidRequestException,
+			"FilterOption.InstanceStatuses must contain ACTIVE.")
+	}
+	return func(st string) bool { return slices.Contains(f.InstanceStatuses, api.FilterInstanceStatus(st)) }, nil
+}
+
+// ClaimGameServer reserves a game server for ClaimDuration: the one named by GameServerId, or
+// the one FleetIQ placement picks (fleetiq_placement.go). It answers OutOfCapacityException
+// when the group has nothing to claim.
+func (s *Service) ClaimGameServer(ctx context.Context, in *api.ClaimGameServerInput) (*api.ClaimGameServerOutput, error) {
+	allowed, err := claimFilter(in.FilterOption)
+	if err != nil {
+		return nil, err
+	}
+	g, err := s.readGroup(ctx, in.GameServerGroupName, api.NotFoundException)
+	if err != nil {
+		return nil, err
+	}
+	if g.Status != groupActive {
+		return nil, api.Errorf(api.InvalidRequestException,
+			"Game server group %s is in status %s; game servers can be claimed only while it is ACTIVE.", g.Name, g.Status)
+	}
+	var d *serverDoc
+	if in.GameServerId != nil {
+		d, err = s.claimSpecific(ctx, g.Name, *in.GameServerId, allowed, in.GameServerData)
+	} else {
+		d, err = s.claimPlaced(ctx, g.Name, allowed, in.GameServerData)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &api.ClaimGameServerOutput{GameServer: s.apiServer(d, d.Claimed)}, nil
+}
+
+// claimSpecific claims one named game server, or says why it cannot be claimed.
+func (s *Service) claimSpecific(ctx context.Context, group, id string, allowed func(string) bool, data *string) (*serverDoc, error) {
+	var d *serverDoc
+	err := s.update(ctx, func(tx store.Tx) error {
+		var err error
+		d, err = s.commitClaim(tx, group, id, allowed, data, s.nowMillis())
+		return err
+	})
+	return d, err
+}
+
+// claimPlaced decides on a candidate from a snapshot, commits the claim, and decides again
+// when another claimer won it. Before OutOfCapacityException it decides once from the store
+// alone, without the node's placement hints.
+func (s *Service) claimPlaced(ctx context.Context, group string, allowed func(string) bool, data *string) (*serverDoc, error) {
+	fresh := false
+	for range claimRounds {
+		now := s.nowMillis()
+		id, err := s.pickCandidate(ctx, group, allowed, now, fresh)
+		if err != nil {
+			return nil, err
+		}
+		if id == "" {
+			if fresh {
+				return nil, api.Errorf(api.OutOfCapacityException,
+					"Game server group %s has no game server available to claim.", group)
+			}
+			fresh = true
+			continue
+		}
+		var d *serverDoc
+		err = s.update(ctx, func(tx store.Tx) error {
+			var err error
+			d, err = s.commitClaim(tx, group, id, allowed, data, now)
+			return err
+		})
+		if err == nil {
+			return d, nil
+		}
+		if !isCode(err, api.ConflictException) && !isCode(err, api.NotFoundException) {
+			return nil, err
+		}
+	}
+	return nil, api.Errorf(api.InternalServiceException,
+		"ClaimGameServer lost %d races in a row for game server group %s; try again.", claimRounds, group)
+}
+
+// pickCandidate returns a game server to try to claim, or "" when none is claimable.
+func (s *Service) pickCandidate(ctx context.Context, group string, allowed func(string) bool, now int64, fresh bool) (string, error) {
+	var id string
+	err := s.view(ctx, func(tx store.Tx) error {
+		ranked, err := s.ranking(tx, group, allowed, now, fresh)
+		if err != nil {
+			return err
+		}
+		for _, inst := range ranked {
+			if id, err = s.pickOnInstance(tx, group, inst.ID, now); id != "" || err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return id, err
+}
+
+// pickOnInstance picks at random among the first free slots of an instance, or else among
+// the first lapsed claims. When there is neither it notes until when the instance is
+// exhausted.
+func (s *Service) pickOnInstance(tx store.Tx, group, instance string, now int64) (string, error) {
+	free, err := tx.List(kindGameServerSlot, store.ListOptions{Parent: slotParent(group, instance, false), Limit: claimCandidates})
+	if err != nil || len(free) > 0 {
+		return randomID(free), err
+	}
+	claimed, err := tx.List(kindGameServerSlot, store.ListOptions{Parent: slotParent(group, instance, true), Limit: claimCandidates})
+	if err != nil {
+		return "", err
+	}
+	lapsed := slices.DeleteFunc(slices.Clone(claimed), func(r *store.Record) bool {
+		return slotClaimTime(r)+ClaimDuration.Milliseconds() > now
+	})
+	if len(lapsed) > 0 {
+		return randomID(lapsed), nil
+	}
+	until := now + ClaimDuration.Milliseconds()
+	if len(claimed) > 0 {
+		until = slotClaimTime(claimed[0]) + ClaimDuration.Milliseconds()
+	}
+	s.placements().markExhausted(group, instance, until)
+	return "", nil
+}
+
+func randomID(recs []*store.Record) string {
+	if len(recs) == 0 {
+		return ""
+	}
+	return recs[rand.IntN(len(recs))].ID
+}
+
+func slotClaimTime(r *store.Record) int64 {
+	t, _ := strconv.ParseInt(string(r.Data), 10, 64)
+	return t
+}
+
+// commitClaim claims game server id at now inside tx, after checking that it is claimable:
+// not UTILIZED, not CLAIMED at now, on an instance whose status the filter allows.
+func (s *Service) commitClaim(tx store.Tx, group, id string, allowed func(string) bool, data *string, now int64) (*serverDoc, error) {
+	rec, d, err := getServer(tx, group, id)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case d.Utilized:
+		return nil, api.Errorf(api.ConflictException, "Game server %s is UTILIZED and cannot be claimed.", id)
+	case d.claimedAt(now):
+		return nil, api.Errorf(api.ConflictException, "Game server %s is already CLAIMED.", id)
+	}
+	var inst instanceDoc
+	_, err = getDoc(tx, kindGameServerInstance, instanceKey(group, d.Instance), &inst, serverNotFound(group, id))
+	if err != nil {
+		return nil, err
+	}
+	if !allowed(inst.Status) {
+		return nil, api.Errorf(api.ConflictException,
+			"Game server %s runs on instance %s in status %s, which the claim's filter does not allow.", id, d.Instance, inst.Status)
+	}
+	d.Claimed = now
+	if data != nil {
+		d.Data = *data
+	}
+	if err := putDoc(tx, rec, d); err != nil {
+		return nil, err
+	}
+	if err := deleteSlot(tx, id); err != nil {
+		return nil, err
+	}
+	slot := &store.Record{Kind: kindGameServerSlot, ID: id, Parent: slotParent(group, d.Instance, true),
+		Data: strconv.AppendInt(nil, now, 10)}
+	return d, tx.Insert(slot)
+}

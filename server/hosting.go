@@ -1,0 +1,215 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/hoist-gg/hoist/api"
+	"github.com/hoist-gg/hoist/gamelift"
+	"github.com/hoist-gg/hoist/sdkws"
+	"github.com/hoist-gg/hoist/sdkws/message"
+)
+
+// hostingBackend adapts the domain (package gamelift) to the websocket endpoints (package
+// sdkws): it implements sdkws.Backend and sdkws.AgentBackend by calling the Service, and
+// gamelift.Notifier by pushing through the Hub. It holds no rules of its own.
+type hostingBackend struct {
+	svc *gamelift.Service
+	hub *sdkws.Hub
+}
+
+var (
+	_ sdkws.Backend      = (*hostingBackend)(nil)
+	_ sdkws.AgentBackend = (*hostingBackend)(nil)
+	_ gamelift.Notifier  = (*hostingBackend)(nil)
+)
+
+func domainRef(r sdkws.ProcessRef) gamelift.ProcessRef {
+	return gamelift.ProcessRef{FleetID: r.FleetID, ComputeName: r.ComputeName, ProcessID: r.ProcessID}
+}
+
+// wsError turns a domain error into the StatusCode an SDK reads (server-sdk-protocol.md §2.2).
+func wsError(err error) error {
+	var e *api.Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	status := http.StatusBadRequest
+	switch e.Code {
+	case api.UnauthorizedException:
+		status = http.StatusForbidden
+	case api.NotFoundException:
+		status = http.StatusNotFound
+	case api.ConflictException:
+		status = http.StatusConflict
+	case api.LimitExceededException:
+		status = http.StatusTooManyRequests
+	case api.InternalServiceException:
+		status = http.StatusInternalServerError
+	}
+	return &sdkws.Error{Status: status, Message: e.Message}
+}
+
+// AuthenticateProcess admits a process by its compute auth token, or, when the Hub verified the
+// SDK's SigV4 signature, by the compute being registered.
+func (b *hostingBackend) AuthenticateProcess(ctx context.Context, req sdkws.ConnectRequest) error {
+	if req.AccessKeyID != "" {
+		return wsError(b.svc.AdmitSignedProcess(ctx, domainRef(req.ProcessRef)))
+	}
+	return wsError(b.svc.AuthenticateProcess(ctx, domainRef(req.ProcessRef), req.AuthToken))
+}
+
+// ActivateServerProcess records ProcessReady and tells the compute's agent, if one is
+// connected, that the process registered.
+func (b *hostingBackend) ActivateServerProcess(ctx context.Context, ref sdkws.ProcessRef, req message.ActivateServerProcess) error {
+	err := b.svc.ActivateServerProcess(ctx, domainRef(ref), gamelift.ProcessActivation{
+		Port: req.Port, LogPaths: req.LogPaths, SdkVersion: req.SdkVersion, SdkLanguage: req.SdkLanguage})
+	if err != nil {
+		return wsError(err)
+	}
+	agent := sdkws.ComputeRef{FleetID: ref.FleetID, ComputeName: ref.ComputeName}
+	if b.hub.AgentConnected(agent) {
+		_ = b.hub.PushAgent(ctx, agent, message.NotifyProcessRegistered{ProcessID: ref.ProcessID, LogPaths: req.LogPaths})
+	}
+	return nil
+}
+
+// Heartbeat records a health report.
+func (b *hostingBackend) Heartbeat(ctx context.Context, ref sdkws.ProcessRef, healthy bool) error {
+	return wsError(b.svc.HeartbeatServerProcess(ctx, domainRef(ref), healthy))
+}
+
+// ProcessEnding records ProcessEnding.
+func (b *hostingBackend) ProcessEnding(ctx context.Context, ref sdkws.ProcessRef) error {
+	return wsError(b.svc.ServerProcessEnding(ctx, domainRef(ref)))
+}
+
+// Disconnected records that a process's last socket closed.
+func (b *hostingBackend) Disconnected(ctx context.Context, ref sdkws.ProcessRef) error {
+	return b.svc.ServerProcessDisconnected(ctx, domainRef(ref))
+}
+
+// GetComputeCertificate is answered once fleets carry TLS certificates (managed fleets); until
+// then there is no certificate to point at.
+func (b *hostingBackend) GetComputeCertificate(ctx context.Context, ref sdkws.ProcessRef) (message.GetComputeCertificateResult, error) {
+	return message.GetComputeCertificateResult{}, &sdkws.Error{Status: http.StatusBadRequest,
+		Message: "fleet " + ref.FleetID + " has no TLS certificate configuration"}
+}
+
+// GetFleetRoleCredentials answers as GameLift does for a compute without a fleet role: an empty
+// AccessKeyId (server-sdk-protocol.md §3).
+func (b *hostingBackend) GetFleetRoleCredentials(context.Context, sdkws.ProcessRef, message.GetFleetRoleCredentials) (message.FleetRoleCredentials, error) {
+	return message.FleetRoleCredentials{}, nil
+}
+
+// AuthenticateAgent admits an agent by its compute auth token.
+func (b *hostingBackend) AuthenticateAgent(ctx context.Context, ref sdkws.ComputeRef, authToken string) error {
+	return wsError(b.svc.AuthenticateCompute(ctx, ref.FleetID, ref.ComputeName, authToken))
+}
+
+// AgentHeartbeat acknowledges an agent's heartbeat with the compute's status.
+func (b *hostingBackend) AgentHeartbeat(ctx context.Context, ref sdkws.ComputeRef, _ message.SendHeartbeat) (message.SendHeartbeatResult, error) {
+	return message.SendHeartbeatResult{Status: "Active", UnhealthyProcesses: []string{}, UnregisteredProcesses: []string{}}, nil
+}
+
+// AgentRuntimeConfiguration answers the fleet's runtime configuration.
+func (b *hostingBackend) AgentRuntimeConfiguration(ctx context.Context, ref sdkws.ComputeRef) (message.RuntimeConfiguration, error) {
+	rc, err := b.svc.RuntimeConfigurationFor(ctx, ref.FleetID)
+	if err != nil {
+		return message.RuntimeConfiguration{}, wsError(err)
+	}
+	out := message.RuntimeConfiguration{
+		GameSessionActivationTimeoutSeconds: int(api.Deref(rc.GameSessionActivationTimeoutSeconds)),
+		MaxConcurrentGameSessionActivations: int(api.Deref(rc.MaxConcurrentGameSessionActivations)),
+		ServerProcesses:                     make([]message.ServerProcess, 0, len(rc.ServerProcesses)),
+	}
+	for _, p := range rc.ServerProcesses {
+		out.ServerProcesses = append(out.ServerProcesses, message.ServerProcess{LaunchPath: api.Deref(p.LaunchPath),
+			Parameters: api.Deref(p.Parameters), ConcurrentExecutions: int(api.Deref(p.ConcurrentExecutions))})
+	}
+	return out, nil
+}
+
+// AgentProcessTerminated records an agent's report that a process exited.
+func (b *hostingBackend) AgentProcessTerminated(ctx context.Context, ref sdkws.ComputeRef, req message.NotifyServerProcessTermination) error {
+	return wsError(b.svc.AgentProcessExited(ctx, ref.FleetID, ref.ComputeName, req.ProcessID, req.EventCode))
+}
+
+// AgentFleetRoleCredentials answers as for the SDK: no fleet role.
+func (b *hostingBackend) AgentFleetRoleCredentials(context.Context, sdkws.ComputeRef, message.GetFleetRoleCredentials) (message.FleetRoleCredentials, error) {
+	return message.FleetRoleCredentials{}, nil
+}
+
+// AgentDisconnected needs no bookkeeping: processes report their own sockets.
+func (b *hostingBackend) AgentDisconnected(context.Context, sdkws.ComputeRef) error { return nil }
+
+// TerminateProcess pushes TerminateProcess to the process's socket on this node.
+func (b *hostingBackend) TerminateProcess(ref gamelift.ProcessRef, at time.Time) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return b.hub.Push(ctx, ref.ProcessID, message.TerminateProcess{TerminationTime: at.UnixMilli()})
+}
+
+// stopAgents pushes StartComputeTermination to the agents of the given computes that are
+// connected here, so that a deregistered compute's (or deleted fleet's) agent stops its
+// processes instead of restarting them.
+func (b *hostingBackend) stopAgents(fleetID string, computes []string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, c := range computes {
+		_ = b.hub.PushAgent(ctx, sdkws.ComputeRef{FleetID: fleetID, ComputeName: c}, message.StartComputeTermination{})
+	}
+}
+
+// wrapHosting makes DeregisterCompute and DeleteFleet also stop the agents concerned.
+func (b *hostingBackend) wrapHosting(h *api.Handlers) {
+	deregister, deleteFleet := h.DeregisterCompute, h.DeleteFleet
+	h.DeregisterCompute = func(ctx context.Context, in *api.DeregisterComputeInput) (*api.DeregisterComputeOutput, error) {
+		out, err := deregister(ctx, in)
+		if err == nil {
+			b.stopAgents(fleetIDOf(api.Deref(in.FleetId)), []string{computeNameOf(api.Deref(in.ComputeName))})
+		}
+		return out, err
+	}
+	h.DeleteFleet = func(ctx context.Context, in *api.DeleteFleetInput) (*api.DeleteFleetOutput, error) {
+		computes := b.fleetComputes(ctx, api.Deref(in.FleetId))
+		out, err := deleteFleet(ctx, in)
+		if err == nil {
+			b.stopAgents(fleetIDOf(api.Deref(in.FleetId)), computes)
+		}
+		return out, err
+	}
+}
+
+// fleetComputes lists the names of a fleet's computes (best effort).
+func (b *hostingBackend) fleetComputes(ctx context.Context, fleet string) []string {
+	var names []string
+	in := &api.ListComputeInput{FleetId: api.String(fleet)}
+	for {
+		out, err := b.svc.ListCompute(ctx, in)
+		if err != nil {
+			return names
+		}
+		for _, c := range out.ComputeList {
+			names = append(names, api.Deref(c.ComputeName))
+		}
+		if api.Deref(out.NextToken) == "" {
+			return names
+		}
+		in.NextToken = out.NextToken
+	}
+}
+
+// fleetIDOf returns the fleet ID of a fleet ID or ARN.
+func fleetIDOf(idOrARN string) string { return idOrARN[strings.LastIndex(idOrARN, "/")+1:] }
+
+// computeNameOf returns the compute name of a compute name or ARN.
+func computeNameOf(nameOrARN string) string {
+	if i := strings.Index(nameOrARN, ":compute/"); i >= 0 {
+		return nameOrARN[i+len(":compute/"):]
+	}
+	return nameOrARN
+}

@@ -1,0 +1,36 @@
+package server
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/hoist-gg/hoist/gamelift"
+)
+
+// processMonitorInterval is how often the server-process monitor looks for due transitions
+// (health periods are 60 s, so a few seconds of lateness is well inside GameLift's own).
+const processMonitorInterval = 5 * time.Second
+
+// startLoops runs the background loops until Shutdown. Every node runs them: each step
+// writes with compare-and-set, so nodes sharing PostgreSQL do not corrupt each other.
+func (s *Server) startLoops(svc *gamelift.Service) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	fleetIQ := gamelift.NewFleetIQLoop(svc)
+	fleetIQ.Logger = s.log
+	monitor := svc.ProcessMonitor()
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		fleetIQ.Run(ctx)
+	}()
+	go func() {
+		defer wg.Done()
+		monitor.Run(ctx, processMonitorInterval, func(err error) { s.log.Error("process monitor step failed", "err", err) })
+	}()
+	s.stopLoops = func() {
+		cancel()
+		wg.Wait()
+	}
+}
