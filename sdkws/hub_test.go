@@ -60,6 +60,17 @@ func dial(t *testing.T, u string) *websocket.Conn {
 	return ws
 }
 
+// sockets waits until the Hub holds n sockets (upgrades finish on the server a moment after
+// the client's dial returns); the deadline only bounds a failing test.
+func (e *env) sockets(t *testing.T, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(wait); e.hub.Sockets() != n; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("hub holds %d sockets, want %d", e.hub.Sockets(), n)
+		}
+	}
+}
+
 func dialStatus(t *testing.T, u string) int {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
@@ -265,6 +276,7 @@ func TestPushesAndOverlappingSockets(t *testing.T) {
 	}
 	old := dial(t, e.url("/sdk"+goQuery))
 	e.backend.Wait("AuthenticateProcess", wait)
+	e.sockets(t, 1)
 	if err := e.hub.Push(ctx, "p1", message.CreateGameSession{GameSessionID: "gs-1", MaximumPlayerSessionCount: 4, GameProperties: map[string]string{"mode": "duel"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -281,6 +293,7 @@ func TestPushesAndOverlappingSockets(t *testing.T) {
 	if !ev.Request.(sdkws.ConnectRequest).Reconnect {
 		t.Error("second socket not flagged as a reconnect")
 	}
+	e.sockets(t, 2)
 	term := time.Date(2025, 3, 1, 12, 5, 0, 0, time.UTC)
 	e.hub.Push(ctx, "p1", message.TerminateProcess{TerminationTime: term.UnixMilli()})
 	got = read(t, newer)
@@ -309,7 +322,7 @@ func TestPushesAndOverlappingSockets(t *testing.T) {
 func TestDisconnectClosesNormally(t *testing.T) {
 	e := start(t, nil)
 	ws := dial(t, e.url("/sdk"+goQuery))
-	e.backend.Wait("AuthenticateProcess", wait)
+	e.sockets(t, 1)
 	if !e.hub.Disconnect("p1") {
 		t.Fatal("Disconnect found no socket")
 	}
@@ -324,7 +337,7 @@ func TestDisconnectClosesNormally(t *testing.T) {
 func TestCloseAsksForReconnect(t *testing.T) {
 	e := start(t, nil)
 	ws := dial(t, e.url("/sdk"+goQuery))
-	e.backend.Wait("AuthenticateProcess", wait)
+	e.sockets(t, 1)
 	go e.hub.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
@@ -346,6 +359,7 @@ func TestAgentEndpoint(t *testing.T) {
 		t.Errorf("bad token: %d", s)
 	}
 	ws := dial(t, e.url("/agent/?FleetId=fleet-1&ComputeName=c1&Authorization=good"))
+	e.sockets(t, 1)
 	got := roundTrip(t, ws, `{"Action":"SendHeartbeat","RequestId":"h","Status":"Active","ProcessList":["p1"],"HeartbeatTimeMillis":1700000000000}`)
 	if got["StatusCode"] != 200.0 || got["Status"] != "Active" {
 		t.Errorf("heartbeat reply %v", got)

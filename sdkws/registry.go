@@ -132,12 +132,12 @@ func run[K comparable](h *Hub, reg *registry[K], k K, s *socket, w http.Response
 	if err != nil {
 		return reg.remove(k, s) // Accept has answered
 	}
+	reg.establish(k, s, ws)
 	if !h.track(s, true) {
 		ws.CloseNow()
 		reg.remove(k, s)
 		return false
 	}
-	reg.establish(k, s, ws)
 	s.serve(r.Context(), route)
 	ws.CloseNow()
 	h.track(s, false)

@@ -36,7 +36,9 @@ const (
 // startServer runs a server in-process on a free loopback port.
 func startServer(t *testing.T, cfg server.Config) *server.Server {
 	t.Helper()
-	cfg.Listen = "127.0.0.1:0"
+	if cfg.Listen == "" {
+		cfg.Listen = "127.0.0.1:0"
+	}
 	if cfg.DataDir == "" {
 		cfg.DataDir = t.TempDir()
 	}

@@ -121,6 +121,11 @@ func (b *hostingBackend) AgentRuntimeConfiguration(ctx context.Context, ref sdkw
 	if err != nil {
 		return message.RuntimeConfiguration{}, wsError(err)
 	}
+	return agentRuntimeConfiguration(rc), nil
+}
+
+// agentRuntimeConfiguration converts a runtime configuration to its agent-protocol form.
+func agentRuntimeConfiguration(rc *api.RuntimeConfiguration) message.RuntimeConfiguration {
 	out := message.RuntimeConfiguration{
 		GameSessionActivationTimeoutSeconds: int(api.Deref(rc.GameSessionActivationTimeoutSeconds)),
 		MaxConcurrentGameSessionActivations: int(api.Deref(rc.MaxConcurrentGameSessionActivations)),
@@ -130,8 +135,14 @@ func (b *hostingBackend) AgentRuntimeConfiguration(ctx context.Context, ref sdkw
 		out.ServerProcesses = append(out.ServerProcesses, message.ServerProcess{LaunchPath: api.Deref(p.LaunchPath),
 			Parameters: api.Deref(p.Parameters), ConcurrentExecutions: int(api.Deref(p.ConcurrentExecutions))})
 	}
-	return out, nil
+	return out
 }
+
+// runtimeConfigurationPush is a DescribeRuntimeConfiguration frame sent unasked, which the
+// agent applies at once instead of waiting for its next periodic read.
+type runtimeConfigurationPush struct{ message.RuntimeConfiguration }
+
+func (runtimeConfigurationPush) Action() string { return message.ActionDescribeRuntimeConfiguration }
 
 // AgentProcessTerminated records an agent's report that a process exited.
 func (b *hostingBackend) AgentProcessTerminated(ctx context.Context, ref sdkws.ComputeRef, req message.NotifyServerProcessTermination) error {
@@ -153,20 +164,35 @@ func (b *hostingBackend) TerminateProcess(ref gamelift.ProcessRef, at time.Time)
 	return b.hub.Push(ctx, ref.ProcessID, message.TerminateProcess{TerminationTime: at.UnixMilli()})
 }
 
+// pushAgents sends p to the agents of the given computes that are connected here.
+func (b *hostingBackend) pushAgents(fleetID string, computes []string, p message.Message) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, c := range computes {
+		_ = b.hub.PushAgent(ctx, sdkws.ComputeRef{FleetID: fleetID, ComputeName: c}, p)
+	}
+}
+
 // stopAgents pushes StartComputeTermination to the agents of the given computes that are
 // connected here, so that a deregistered compute's (or deleted fleet's) agent stops its
 // processes instead of restarting them.
 func (b *hostingBackend) stopAgents(fleetID string, computes []string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for _, c := range computes {
-		_ = b.hub.PushAgent(ctx, sdkws.ComputeRef{FleetID: fleetID, ComputeName: c}, message.StartComputeTermination{})
-	}
+	b.pushAgents(fleetID, computes, message.StartComputeTermination{})
 }
 
-// wrapHosting makes DeregisterCompute and DeleteFleet also stop the agents concerned.
+// wrapHosting makes DeregisterCompute and DeleteFleet also stop the agents concerned, and
+// UpdateRuntimeConfiguration reach the fleet's agents at once.
 func (b *hostingBackend) wrapHosting(h *api.Handlers) {
-	deregister, deleteFleet := h.DeregisterCompute, h.DeleteFleet
+	deregister, deleteFleet, updateRC := h.DeregisterCompute, h.DeleteFleet, h.UpdateRuntimeConfiguration
+	h.UpdateRuntimeConfiguration = func(ctx context.Context, in *api.UpdateRuntimeConfigurationInput) (*api.UpdateRuntimeConfigurationOutput, error) {
+		out, err := updateRC(ctx, in)
+		if err == nil && out.RuntimeConfiguration != nil {
+			fleet := api.Deref(in.FleetId)
+			b.pushAgents(fleetIDOf(fleet), b.fleetComputes(ctx, fleet),
+				runtimeConfigurationPush{agentRuntimeConfiguration(out.RuntimeConfiguration)})
+		}
+		return out, err
+	}
 	h.DeregisterCompute = func(ctx context.Context, in *api.DeregisterComputeInput) (*api.DeregisterComputeOutput, error) {
 		out, err := deregister(ctx, in)
 		if err == nil {

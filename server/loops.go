@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -20,6 +21,7 @@ func (s *Server) startLoops(svc *gamelift.Service) {
 	fleetIQ := gamelift.NewFleetIQLoop(svc)
 	fleetIQ.Logger = s.log
 	monitor := svc.ProcessMonitor()
+	s.fleetIQ, s.monitor = fleetIQ, monitor
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
@@ -34,3 +36,12 @@ func (s *Server) startLoops(svc *gamelift.Service) {
 		wg.Wait()
 	}
 }
+
+// StepLoops runs one step of every background loop now. Tests call it after advancing a fake
+// clock instead of waiting for the loops' tickers.
+func (s *Server) StepLoops(ctx context.Context) error {
+	return errors.Join(s.monitor.Step(ctx), s.fleetIQ.Step(ctx))
+}
+
+// Sockets returns the number of open Server SDK and agent websockets on this node.
+func (s *Server) Sockets() int { return s.hub.Sockets() }

@@ -64,6 +64,8 @@ const (
 	DefaultListen  = "127.0.0.1:9080"
 	DefaultDataDir = "hoist-data"
 	DefaultRegion  = "us-west-2"
+	// DefaultTLSListen is the TLS listener `hoist server` binds unless told otherwise.
+	DefaultTLSListen = "127.0.0.1:9443"
 )
 
 func (c *Config) setDefaults() {
@@ -96,6 +98,8 @@ type Server struct {
 	hub   *sdkws.Hub
 	// stopLoops stops the background loops (startLoops).
 	stopLoops func()
+	fleetIQ   *gamelift.FleetIQLoop
+	monitor   *gamelift.ProcessMonitor
 }
 
 // New opens the store, settles the credentials and binds the listener. Serve starts answering.

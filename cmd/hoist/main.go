@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
 	"time"
 
@@ -74,10 +75,17 @@ func serverFlags(args []string, stderr io.Writer) (server.Config, string, error)
 	fs.StringVar(&cfg.AccessKeyID, "access-key-id", os.Getenv("HOIST_ACCESS_KEY_ID"), "access key ID clients sign with (env HOIST_ACCESS_KEY_ID)")
 	fs.StringVar(&cfg.SecretAccessKey, "secret-access-key", os.Getenv("HOIST_SECRET_ACCESS_KEY"), "secret access key (env HOIST_SECRET_ACCESS_KEY)")
 	fs.BoolVar(&cfg.AllowAnyCredentials, "allow-any-credentials", false, "accept requests without checking signatures (local play only)")
+	fs.StringVar(&cfg.TLSListen, "tls-listen", server.DefaultTLSListen, "TCP address of the TLS listener (API over https, SDK and agent websockets over wss; empty for none)")
+	hosts := fs.String("tls-hosts", "", "comma-separated names and addresses the TLS certificate covers (default localhost,127.0.0.1)")
+	fs.StringVar(&cfg.SDKEndpoint, "sdk-endpoint", "", "Server SDK websocket URL handed to computes (default ws://<listen>/sdk)")
+	fs.StringVar(&cfg.AgentEndpoint, "agent-endpoint", "", "agent websocket URL handed to computes (default ws://<listen>/agent)")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
 	err := fs.Parse(args)
 	if err == nil && fs.NArg() > 0 {
 		err = fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if *hosts != "" {
+		cfg.TLSHosts = strings.Split(*hosts, ",")
 	}
 	return cfg, *level, err
 }
