@@ -432,3 +432,28 @@ func countProcesses(tx store.Tx, fleetID, status string) (int, error) {
 	})
 	return n, err
 }
+
+// AgentProcessReport answers a host agent's heartbeat, which lists the processes it is
+// running on compute: ended are those the control plane has already ended (TERMINATED, e.g.
+// after a health or ProcessReady timeout whose TerminateProcess the process ignored), which the
+// agent must stop; unknown are those that have never connected, which the agent stops once
+// they stay unknown for several heartbeats (server-sdk-protocol.md §7.3).
+func (s *Service) AgentProcessReport(ctx context.Context, fleetID, compute string, running []string) (ended, unknown []string, err error) {
+	ended, unknown = []string{}, []string{}
+	err = s.view(ctx, func(tx store.Tx) error {
+		for _, id := range running {
+			var p processDoc
+			_, err := getDoc(tx, kindProcess, processKey(fleetID, id), &p, processNotFound(ProcessRef{fleetID, compute, id}))
+			switch {
+			case hasErrorCode(err, api.NotFoundException):
+				unknown = append(unknown, id)
+			case err != nil:
+				return err
+			case p.Compute == compute && p.Status == processTerminated:
+				ended = append(ended, id)
+			}
+		}
+		return nil
+	})
+	return ended, unknown, err
+}

@@ -367,3 +367,23 @@ func TestMonitorRunSteps(t *testing.T) {
 		t.Errorf("Run did not terminate the process that never called ProcessReady: %v", h.n.pushes())
 	}
 }
+
+func TestAgentProcessReport(t *testing.T) {
+	h := newHost(t)
+	h.ready(t, "live", 7001)
+	ended := h.ready(t, "ended", 7002)
+	if err := h.f.svc.ServerProcessEnding(h.f.ctx, ended); err != nil {
+		t.Fatal(err)
+	}
+	gone, unknown, err := h.f.svc.AgentProcessReport(h.f.ctx, h.fleet, "host-1", []string{"live", "ended", "never-connected"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(gone, []string{"ended"}) || !slices.Equal(unknown, []string{"never-connected"}) {
+		t.Errorf("report = ended %v, unknown %v; want [ended], [never-connected]", gone, unknown)
+	}
+	gone, _, _ = h.f.svc.AgentProcessReport(h.f.ctx, h.fleet, "host-2", []string{"ended"})
+	if len(gone) != 0 {
+		t.Errorf("another compute's report lists %v as ended", gone)
+	}
+}

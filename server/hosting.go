@@ -110,9 +110,14 @@ func (b *hostingBackend) AuthenticateAgent(ctx context.Context, ref sdkws.Comput
 	return wsError(b.svc.AuthenticateCompute(ctx, ref.FleetID, ref.ComputeName, authToken))
 }
 
-// AgentHeartbeat acknowledges an agent's heartbeat with the compute's status.
-func (b *hostingBackend) AgentHeartbeat(ctx context.Context, ref sdkws.ComputeRef, _ message.SendHeartbeat) (message.SendHeartbeatResult, error) {
-	return message.SendHeartbeatResult{Status: "Active", UnhealthyProcesses: []string{}, UnregisteredProcesses: []string{}}, nil
+// AgentHeartbeat answers an agent's heartbeat: processes the control plane has ended are
+// listed as unhealthy (the agent stops them), processes that never connected as unregistered.
+func (b *hostingBackend) AgentHeartbeat(ctx context.Context, ref sdkws.ComputeRef, req message.SendHeartbeat) (message.SendHeartbeatResult, error) {
+	ended, unknown, err := b.svc.AgentProcessReport(ctx, ref.FleetID, ref.ComputeName, req.ProcessList)
+	if err != nil {
+		return message.SendHeartbeatResult{}, wsError(err)
+	}
+	return message.SendHeartbeatResult{Status: "Active", UnhealthyProcesses: ended, UnregisteredProcesses: unknown}, nil
 }
 
 // AgentRuntimeConfiguration answers the fleet's runtime configuration.
