@@ -2,11 +2,16 @@ package server_test
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -97,5 +102,51 @@ func TestSDKEndpointRejectsBadCredentialsAndFrames(t *testing.T) {
 	}
 	if err := good.ProcessEnding(context.Background()); err != nil {
 		t.Errorf("the good process can no longer talk to the server: %v", err)
+	}
+}
+
+// TestSDKOverTLSAndSigV4 connects Hoist's server SDK to a real server over wss:// (trusting
+// Hoist's CA) with a compute auth token, and over ws:// in the SDK's SigV4 mode.
+func TestSDKOverTLSAndSigV4(t *testing.T) {
+	data := t.TempDir()
+	srv := startServer(t, server.Config{DataDir: data, TLSListen: "127.0.0.1:0"})
+	gl := client(srv.URL(), testKeyID, testSecret)
+	fleet := createAnywhereFleet(t, gl, "custom-tls-lab")
+	_, token := computeToken(t, gl, fleet, "custom-tls-lab", "host-tls")
+	ca, err := os.ReadFile(filepath.Join(data, "tls", "ca.crt"))
+	if err != nil {
+		t.Fatalf("Hoist's CA certificate: %v", err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca)
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	cases := map[string]struct {
+		opts serversdk.Options
+		p    serversdk.ServerParameters
+	}{
+		"wss with a token": {serversdk.Options{Logger: quiet, TLSConfig: &tls.Config{RootCAs: pool}},
+			serversdk.ServerParameters{WebSocketURL: "wss://" + srv.TLSAddr() + server.SDKPath, AuthToken: token}},
+		"ws with SigV4": {serversdk.Options{Logger: quiet},
+			serversdk.ServerParameters{WebSocketURL: srv.SDKEndpoint(), AwsRegion: "us-west-2", AccessKey: testKeyID, SecretKey: testSecret}},
+	}
+	for name, c := range cases {
+		c.p.ProcessID, c.p.HostID, c.p.FleetID = "p-"+strings.ReplaceAll(name, " ", "-"), "host-tls", fleet
+		c.opts.Getenv = func(string) string { return "" }
+		sdk := serversdk.New(c.opts)
+		if err := sdk.InitSDK(context.Background(), c.p); err != nil {
+			t.Errorf("%s: InitSDK: %v", name, err)
+			continue
+		}
+		if err := sdk.ProcessReady(context.Background(), serversdk.ProcessParameters{Port: 7000, OnProcessTerminate: func() {}}); err != nil {
+			t.Errorf("%s: ProcessReady: %v", name, err)
+		}
+		sdk.Destroy()
+	}
+	bad := serversdk.New(serversdk.Options{Logger: quiet, Getenv: func(string) string { return "" }})
+	err = bad.InitSDK(context.Background(), serversdk.ServerParameters{WebSocketURL: srv.SDKEndpoint(), ProcessID: "p-bad-sig",
+		HostID: "host-tls", FleetID: fleet, AwsRegion: "us-west-2", AccessKey: testKeyID, SecretKey: "wrong"})
+	if err == nil {
+		t.Error("SigV4 with a wrong secret was admitted")
+		bad.Destroy()
 	}
 }
