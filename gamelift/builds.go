@@ -15,8 +15,9 @@ const buildInitialized = string(api.BuildStatusInitialized)
 // version (documented on CreateBuildInput.ServerSdkVersion).
 const defaultServerSdkVersion = "4.0.2"
 
-// buildDoc is a build as stored. Hoist keeps builds as records for now: no files are uploaded
-// or fetched, so a build stays INITIALIZED with SizeOnDisk 0.
+// buildDoc is a build as stored. A build uploaded to Hoist (no StorageLocation) or read from
+// this host (StorageLocation in LocalBucket) gets files, a status from them and a size; a build
+// in someone's S3 bucket stays a record, INITIALIZED with SizeOnDisk 0.
 type buildDoc struct {
 	ID               string  `json:"id"`
 	Name             string  `json:"name,omitempty"`
@@ -27,6 +28,13 @@ type buildDoc struct {
 	SizeOnDisk       int64   `json:"size"`
 	Created          int64   `json:"created"`
 	Storage          *s3Spot `json:"storage,omitempty"`
+	// Files is the zip file or directory on this host; Layout is LayoutZip or LayoutDir.
+	Files  string `json:"files,omitempty"`
+	Layout string `json:"layout,omitempty"`
+	// Owned: Files is an upload Hoist keeps (and deletes with the build).
+	Owned         bool   `json:"owned,omitempty"`
+	InstallScript string `json:"installScript,omitempty"`
+	FailureReason string `json:"failureReason,omitempty"`
 	tagged
 }
 
@@ -44,6 +52,7 @@ func (s *Service) buildHandlers(h *api.Handlers) {
 	h.ListBuilds = s.ListBuilds
 	h.UpdateBuild = s.UpdateBuild
 	h.DeleteBuild = s.DeleteBuild
+	h.RequestUploadCredentials = s.RequestUploadCredentials
 }
 
 func (s *Service) apiBuild(d *buildDoc) *api.Build {
@@ -64,18 +73,37 @@ func buildNotFound(id string) func() error {
 	return func() error { return api.Errorf(api.NotFoundException, "Build %s not found.", id) }
 }
 
-// CreateBuild records a new build in status INITIALIZED. OperatingSystem is required (GameLift
-// has no default for it); a StorageLocation must name a bucket, a key and a role.
+// CreateBuild records a new build. OperatingSystem is required (GameLift has no default for
+// it). Without a StorageLocation the build is INITIALIZED and the answer carries upload
+// credentials and the S3 location to upload its zip to. With a StorageLocation in LocalBucket,
+// the files are on this host and the build is READY or FAILED at once. Any other
+// StorageLocation must name a bucket, a key and a role, and is only recorded.
 func (s *Service) CreateBuild(ctx context.Context, in *api.CreateBuildInput) (*api.CreateBuildOutput, error) {
 	doc, err := s.newBuild(in)
 	if err != nil {
 		return nil, err
 	}
-	err = s.update(ctx, func(tx store.Tx) error { return insertDoc(tx, kindBuild, doc.ID, doc) })
+	if doc.Storage != nil && doc.Storage.Bucket == LocalBucket {
+		if err := localBuild(doc); err != nil {
+			return nil, err
+		}
+	}
+	var creds *api.AwsCredentials
+	err = s.update(ctx, func(tx store.Tx) error {
+		if err := insertDoc(tx, kindBuild, doc.ID, doc); err != nil || doc.Storage != nil {
+			return err
+		}
+		creds, err = s.issueUploadKey(tx, doc.ID)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	return &api.CreateBuildOutput{Build: s.apiBuild(doc), StorageLocation: in.StorageLocation}, nil
+	out := &api.CreateBuildOutput{Build: s.apiBuild(doc), StorageLocation: in.StorageLocation, UploadCredentials: creds}
+	if doc.Storage == nil {
+		out.StorageLocation = uploadLocation(doc.ID)
+	}
+	return out, nil
 }
 
 // newBuild checks a CreateBuild request beyond the model and returns the document to store.
@@ -109,6 +137,9 @@ func storageSpot(l *api.S3Location) (*s3Spot, error) {
 	}
 	spot := &s3Spot{Bucket: api.Deref(l.Bucket), Key: api.Deref(l.Key), RoleArn: api.Deref(l.RoleArn),
 		ObjectVersion: api.Deref(l.ObjectVersion)}
+	if spot.Bucket == LocalBucket && spot.Key != "" {
+		return spot, nil // a path on this host: no role needed
+	}
 	if spot.Bucket == "" || spot.Key == "" || spot.RoleArn == "" {
 		return nil, api.Errorf(api.InvalidRequestException,
 			"StorageLocation must specify Bucket, Key and RoleArn.")
@@ -181,14 +212,23 @@ func (s *Service) UpdateBuild(ctx context.Context, in *api.UpdateBuildInput) (*a
 	return &api.UpdateBuildOutput{Build: s.apiBuild(&doc)}, nil
 }
 
-// DeleteBuild deletes a build by ID or ARN.
+// DeleteBuild deletes a build by ID or ARN, with its upload credentials, and then the files
+// Hoist keeps for it (an uploaded zip; files read in place are left alone).
 func (s *Service) DeleteBuild(ctx context.Context, in *api.DeleteBuildInput) (*api.DeleteBuildOutput, error) {
 	id, err := s.resolveID(api.Deref(in.BuildId), arnBuild)
 	if err != nil {
 		return nil, err
 	}
+	var doc buildDoc
 	err = s.update(ctx, func(tx store.Tx) error {
+		doc = buildDoc{}
+		if _, err := getDoc(tx, kindBuild, id, &doc, buildNotFound(id)); err != nil {
+			return err
+		}
 		if err := s.buildInUse(tx, id); err != nil {
+			return err
+		}
+		if err := s.dropUploadKeys(tx, id, func(*uploadKeyDoc) bool { return true }); err != nil {
 			return err
 		}
 		err := tx.Delete(kindBuild, id)
@@ -200,6 +240,7 @@ func (s *Service) DeleteBuild(ctx context.Context, in *api.DeleteBuildInput) (*a
 	if err != nil {
 		return nil, err
 	}
+	removeOwnedFiles(&doc)
 	return &api.DeleteBuildOutput{}, nil
 }
 

@@ -2,10 +2,14 @@ package gamelift
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
+	"errors"
+	"math/rand/v2"
 	"slices"
 	"sync"
 
+	"github.com/hoist-gg/hoist/api"
 	"github.com/hoist-gg/hoist/store"
 )
 
@@ -33,19 +37,31 @@ type rankedInstance struct {
 	Seq      int64
 }
 
-// groupPlacement is a node's placement snapshot of one group.
+// groupPlacement is a node's placement snapshot of one group. instances and index never
+// change once loaded; exhausted is guarded by mu.
 type groupPlacement struct {
-	loaded    int64 // Unix ms; 0 forces a reload
+	loaded    int64 // Unix ms
 	instances []rankedInstance
-	// exhausted maps an instance to the time (Unix ms) before which it has nothing to claim:
-	// no free game server, and its oldest claim lapses then.
-	exhausted map[string]int64
+	index     map[string]int // instance ID -> position in instances
+	mu        sync.Mutex
+	// exhausted[i] is the time (Unix ms) before which instances[i] has nothing to claim: no
+	// free game server, and its oldest claim lapses then. 0 when unknown.
+	exhausted []int64
 }
 
-// placementCache holds the snapshots of one Service.
+// placementCache holds the snapshots of one Service, and the game servers this node is
+// claiming right now (so that its concurrent claimers do not all pick the same one).
 type placementCache struct {
-	mu     sync.Mutex
-	groups map[string]*groupPlacement
+	mu       sync.Mutex
+	groups   map[string]*groupPlacement
+	inflight map[string]struct{}  // game server IDs
+	statuses map[string]groupStat // group name -> status of the record last decoded
+}
+
+// groupStat is a group's status as of one version of its record.
+type groupStat struct {
+	seq, version int64
+	status       string
 }
 
 // placementCaches attaches a placementCache to each Service without widening its struct.
@@ -55,7 +71,8 @@ func (s *Service) placements() *placementCache {
 	if c, ok := placementCaches.Load(s); ok {
 		return c.(*placementCache)
 	}
-	c, _ := placementCaches.LoadOrStore(s, &placementCache{groups: map[string]*groupPlacement{}})
+	c, _ := placementCaches.LoadOrStore(s, &placementCache{groups: map[string]*groupPlacement{},
+		inflight: map[string]struct{}{}, statuses: map[string]groupStat{}})
 	return c.(*placementCache)
 }
 
@@ -66,44 +83,130 @@ func (c *placementCache) invalidate(group string) {
 	c.mu.Unlock()
 }
 
-// ranking returns the group's instances in placement order, skipping those not allowed and,
-// unless fresh, those known to be exhausted at now. fresh reloads from the store.
-func (s *Service) ranking(tx store.Tx, group string, allowed func(string) bool, now int64, fresh bool) ([]rankedInstance, error) {
+// groupStatus reads a group's status outside a transaction, like readGroup, but decodes the
+// group document only when its record changed since this node last decoded it (claims read
+// the status of one group many times a second). A record is known by Seq and Version, so a
+// group deleted and created again under its name is decoded anew.
+func (s *Service) groupStatus(ctx context.Context, nameOrARN *string, code api.ErrorCode) (name, status string, err error) {
+	if name, err = s.groupName(nameOrARN); err != nil {
+		return "", "", err
+	}
+	rec, err := s.store.Get(ctx, kindGameServerGroup, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", "", groupNotFound(code, name)()
+	}
+	if err != nil {
+		return "", "", err
+	}
+	c := s.placements()
+	c.mu.Lock()
+	st, ok := c.statuses[name]
+	c.mu.Unlock()
+	if ok && st.seq == rec.Seq && st.version == rec.Version {
+		return name, st.status, nil
+	}
+	var doc groupDoc
+	if err := jsonInto(rec.Data, &doc); err != nil {
+		return "", "", err
+	}
+	c.mu.Lock()
+	c.statuses[name] = groupStat{seq: rec.Seq, version: rec.Version, status: doc.Status}
+	c.mu.Unlock()
+	return name, doc.Status, nil
+}
+
+// snapshot returns the group's placement snapshot, reloading it from tx when it is missing,
+// older than rankingTTL, or fresh is set (which also forgets the exhausted hints).
+func (s *Service) snapshot(tx store.Tx, group string, now int64, fresh bool) (*groupPlacement, error) {
 	c := s.placements()
 	c.mu.Lock()
 	gp := c.groups[group]
 	c.mu.Unlock()
-	if gp == nil || fresh || now-gp.loaded >= rankingTTL || now < gp.loaded {
-		loaded, err := loadRanking(tx, group, now)
-		if err != nil {
-			return nil, err
-		}
-		if gp != nil && !fresh {
-			loaded.exhausted = gp.exhausted // hints carry their own expiry
-		}
-		gp = loaded
-		c.mu.Lock()
-		c.groups[group] = gp
-		c.mu.Unlock()
+	if gp != nil && !fresh && now-gp.loaded < rankingTTL && now >= gp.loaded {
+		return gp, nil
+	}
+	loaded, err := loadRanking(tx, group, now)
+	if err != nil {
+		return nil, err
+	}
+	if gp != nil && !fresh {
+		loaded.keepHints(gp) // hints carry their own expiry
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := make([]rankedInstance, 0, len(gp.instances))
-	for _, in := range gp.instances {
-		if allowed(in.Status) && (fresh || gp.exhausted[in.ID] <= now) {
-			out = append(out, in)
-		}
-	}
-	return out, nil
+	c.groups[group] = loaded
+	c.mu.Unlock()
+	return loaded, nil
 }
 
-// markExhausted records that instance has nothing to claim before until.
-func (c *placementCache) markExhausted(group, instance string, until int64) {
+// keepHints copies old's exhausted hints onto the same instances of gp.
+func (gp *groupPlacement) keepHints(old *groupPlacement) {
+	old.mu.Lock()
+	defer old.mu.Unlock()
+	for id, i := range old.index {
+		if j, ok := gp.index[id]; ok {
+			gp.exhausted[j] = old.exhausted[i]
+		}
+	}
+}
+
+// next returns the position of the first instance at or after from, in placement order,
+// that the filter allows and (unless fresh) is not known to be exhausted at now; -1 if none.
+func (gp *groupPlacement) next(from int, allowed func(string) bool, now int64, fresh bool) int {
+	gp.mu.Lock()
+	defer gp.mu.Unlock()
+	for i := from; i < len(gp.instances); i++ {
+		if (fresh || gp.exhausted[i] <= now) && allowed(gp.instances[i].Status) {
+			return i
+		}
+	}
+	return -1
+}
+
+// markExhausted records that instances[i] has nothing to claim before until.
+func (gp *groupPlacement) markExhausted(i int, until int64) {
+	gp.mu.Lock()
+	gp.exhausted[i] = until
+	gp.mu.Unlock()
+}
+
+// reserve picks at random one of the first claimCandidates records that this node is not
+// claiming already, and notes that it is claiming it; release must follow. It returns "" and
+// whether some were skipped only because they are being claimed.
+func (c *placementCache) reserve(recs []*store.Record) (id string, busy bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if gp := c.groups[group]; gp != nil {
-		gp.exhausted[instance] = until
+	var pool [claimCandidates]string
+	n := 0
+	for _, r := range recs {
+		if _, ok := c.inflight[r.ID]; ok {
+			busy = true
+			continue
+		}
+		pool[n] = r.ID
+		if n++; n == len(pool) {
+			break
+		}
 	}
+	if n == 0 {
+		return "", busy
+	}
+	id = pool[rand.IntN(n)]
+	c.inflight[id] = struct{}{}
+	return id, busy
+}
+
+// release ends this node's claim attempt on a game server.
+func (c *placementCache) release(id string) {
+	c.mu.Lock()
+	delete(c.inflight, id)
+	c.mu.Unlock()
+}
+
+// inflightCount is how many game servers this node is claiming right now.
+func (c *placementCache) inflightCount() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.inflight)
 }
 
 func loadRanking(tx store.Tx, group string, now int64) (*groupPlacement, error) {
@@ -111,7 +214,7 @@ func loadRanking(tx store.Tx, group string, now int64) (*groupPlacement, error) 
 	if err != nil {
 		return nil, err
 	}
-	gp := &groupPlacement{loaded: now, exhausted: map[string]int64{}}
+	gp := &groupPlacement{loaded: now}
 	for _, r := range recs {
 		var d instanceDoc
 		if err := json.Unmarshal(r.Data, &d); err != nil {
@@ -122,6 +225,11 @@ func loadRanking(tx store.Tx, group string, now int64) (*groupPlacement, error) 
 	slices.SortStableFunc(gp.instances, func(a, b rankedInstance) int {
 		return cmp.Or(cmp.Compare(b.Utilized, a.Utilized), cmp.Compare(a.Seq, b.Seq))
 	})
+	gp.exhausted = make([]int64, len(gp.instances))
+	gp.index = make(map[string]int, len(gp.instances))
+	for i, in := range gp.instances {
+		gp.index[in.ID] = i
+	}
 	return gp, nil
 }
 

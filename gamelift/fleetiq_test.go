@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hoist-gg/hoist/api"
+	"github.com/hoist-gg/hoist/store"
 )
 
 // activeGroup creates a group and steps the loop until it is ACTIVE.
@@ -273,4 +274,56 @@ func TestGroupTagsAndSuspend(t *testing.T) {
 	if len(res.GameServerGroup.SuspendedActions) != 0 {
 		t.Fatalf("after resume = %v", res.GameServerGroup.SuspendedActions)
 	}
+}
+
+func TestReserveSkipsGameServersInFlight(t *testing.T) {
+	c := &placementCache{groups: map[string]*groupPlacement{}, inflight: map[string]struct{}{}}
+	recs := []*store.Record{{ID: "a"}, {ID: "b"}}
+	first, _ := c.reserve(recs)
+	second, busy := c.reserve(recs)
+	if first == "" || second == "" || first == second || !busy {
+		t.Fatalf("reserved %q then %q (busy %v), want both, distinct, the second seeing the first busy", first, second, busy)
+	}
+	if id, busy := c.reserve(recs); id != "" || !busy {
+		t.Fatalf("third reserve = %q, busy %v; want none, busy", id, busy)
+	}
+	c.release(first)
+	if id, _ := c.reserve(recs); id != first {
+		t.Fatalf("after release reserved %q, want %q", id, first)
+	}
+}
+
+// A game server that this node is claiming already is passed over, but a claim never answers
+// OutOfCapacityException because of it: the fresh decision takes it (and the commit decides).
+func TestClaimTakesAnInFlightServerRatherThanNone(t *testing.T) {
+	f := newFixture(t, "")
+	activeGroup(t, f, "g")
+	register(t, f, "g", "a-0", 1)
+	if id, _ := f.svc.placements().reserve([]*store.Record{{ID: "a-0"}}); id != "a-0" {
+		t.Fatalf("reserved %q", id)
+	}
+	gs, err := claim(f, "g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *gs.GameServerId != "a-0" {
+		t.Fatalf("claimed %s, want a-0", *gs.GameServerId)
+	}
+	_, err = claim(f, "g")
+	wantCode(t, err, api.OutOfCapacityException)
+}
+
+// The status a claim checks is cached per record version: a group leaving ACTIVE refuses
+// claims at once.
+func TestClaimSeesGroupStatusChange(t *testing.T) {
+	f := newFixture(t, "")
+	activeGroup(t, f, "g")
+	register(t, f, "g", "a-0", 1)
+	register(t, f, "g", "a-1", 1)
+	if _, err := claim(f, "g"); err != nil {
+		t.Fatal(err)
+	}
+	ok(f.svc.DeleteGameServerGroup(f.ctx, &api.DeleteGameServerGroupInput{GameServerGroupName: api.String("g")}))(t)
+	_, err := claim(f, "g")
+	wantCode(t, err, api.InvalidRequestException)
 }

@@ -10,12 +10,15 @@ import (
 	"github.com/hoist-gg/hoist/store"
 )
 
-// CreateFleet creates an ANYWHERE fleet in the custom locations listed in Locations (the home
-// Region may be listed too). As in GameLift, an Anywhere fleet is ACTIVE at once: there is
-// nothing to download or build; computes register with it and server processes connect.
-// EC2 fleets (the default ComputeType) are not implemented yet and answer
-// NotImplementedException saying so.
+// CreateFleet creates a fleet. An ANYWHERE fleet lives in the custom locations listed in
+// Locations (the home Region may be listed too) and, as in GameLift, is ACTIVE at once: there
+// is nothing to download or build; computes register with it and server processes connect.
+// An EC2 fleet (the default ComputeType) is a managed fleet whose instances are local
+// sandboxes (createManagedFleet, fleets_managed.go).
 func (s *Service) CreateFleet(ctx context.Context, in *api.CreateFleetInput) (*api.CreateFleetOutput, error) {
+	if ct := api.Deref(in.ComputeType); ct == "" || ct == api.ComputeTypeEc2 {
+		return s.createManagedFleet(ctx, in)
+	}
 	doc, err := s.newFleet(in)
 	if err != nil {
 		return nil, err

@@ -29,8 +29,9 @@ type push struct {
 
 // recNotifier records TerminateProcess pushes.
 type recNotifier struct {
-	mu    sync.Mutex
-	calls []push
+	mu     sync.Mutex
+	calls  []push
+	starts []startPush
 }
 
 func (n *recNotifier) TerminateProcess(ref ProcessRef, at time.Time) error {
@@ -38,6 +39,26 @@ func (n *recNotifier) TerminateProcess(ref ProcessRef, at time.Time) error {
 	defer n.mu.Unlock()
 	n.calls = append(n.calls, push{ref, at})
 	return nil
+}
+
+// CreateGameSession records a CreateGameSession push.
+func (n *recNotifier) CreateGameSession(ref ProcessRef, gs GameSessionStart) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.starts = append(n.starts, startPush{ref, gs})
+	return nil
+}
+
+// startPush is one CreateGameSession call a recNotifier received.
+type startPush struct {
+	Ref ProcessRef
+	GS  GameSessionStart
+}
+
+func (n *recNotifier) started() []startPush {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return slices.Clone(n.starts)
 }
 
 func (n *recNotifier) pushes() []push {
@@ -225,16 +246,16 @@ func TestCreateFleetErrors(t *testing.T) {
 		code api.ErrorCode
 		msg  string
 	}{
-		"EC2 by default":          {api.CreateFleetInput{Locations: locations("custom-loc-1")}, api.NotImplementedException, "only ANYWHERE"},
-		"EC2 explicitly":          {api.CreateFleetInput{ComputeType: &ec2}, api.NotImplementedException, "ComputeType EC2"},
-		"BuildId":                 {api.CreateFleetInput{ComputeType: anywhere(), BuildId: api.String("build-1"), Locations: locations("custom-loc-1")}, api.InvalidRequestException, "BuildId"},
-		"no Locations":            {api.CreateFleetInput{ComputeType: anywhere()}, api.InvalidRequestException, "custom location"},
-		"home Region only":        {api.CreateFleetInput{ComputeType: anywhere(), Locations: locations(testRegion)}, api.InvalidRequestException, "custom location"},
-		"other Region":            {api.CreateFleetInput{ComputeType: anywhere(), Locations: locations("custom-loc-1", "eu-west-1")}, api.InvalidRequestException, "eu-west-1"},
-		"repeated location":       {api.CreateFleetInput{ComputeType: anywhere(), Locations: locations("custom-loc-1", "custom-loc-1")}, api.InvalidRequestException, "more than once"},
-		"unknown custom location": {api.CreateFleetInput{ComputeType: anywhere(), Locations: locations("custom-nowhere")}, api.NotFoundException, "custom-nowhere"},
-		"51 processes":            {api.CreateFleetInput{ComputeType: anywhere(), Locations: locations("custom-loc-1"), RuntimeConfiguration: tooMany}, api.InvalidRequestException, "51"},
-		"reserved tag":            {api.CreateFleetInput{ComputeType: anywhere(), Locations: locations("custom-loc-1"), Tags: []api.Tag{tg("aws:x", "y")}}, api.TaggingFailedException, "aws:"},
+		"EC2 by default, no build": {api.CreateFleetInput{Locations: locations("custom-loc-1")}, api.InvalidRequestException, "BuildId is required"},
+		"EC2 explicitly, no build": {api.CreateFleetInput{ComputeType: &ec2}, api.InvalidRequestException, "BuildId is required"},
+		"BuildId":                  {api.CreateFleetInput{ComputeType: anywhere(), BuildId: api.String("build-1"), Locations: locations("custom-loc-1")}, api.InvalidRequestException, "BuildId"},
+		"no Locations":             {api.CreateFleetInput{ComputeType: anywhere()}, api.InvalidRequestException, "custom location"},
+		"home Region only":         {api.CreateFleetInput{ComputeType: anywhere(), Locations: locations(testRegion)}, api.InvalidRequestException, "custom location"},
+		"other Region":             {api.CreateFleetInput{ComputeType: anywhere(), Locations: locations("custom-loc-1", "eu-west-1")}, api.InvalidRequestException, "eu-west-1"},
+		"repeated location":        {api.CreateFleetInput{ComputeType: anywhere(), Locations: locations("custom-loc-1", "custom-loc-1")}, api.InvalidRequestException, "more than once"},
+		"unknown custom location":  {api.CreateFleetInput{ComputeType: anywhere(), Locations: locations("custom-nowhere")}, api.NotFoundException, "custom-nowhere"},
+		"51 processes":             {api.CreateFleetInput{ComputeType: anywhere(), Locations: locations("custom-loc-1"), RuntimeConfiguration: tooMany}, api.InvalidRequestException, "51"},
+		"reserved tag":             {api.CreateFleetInput{ComputeType: anywhere(), Locations: locations("custom-loc-1"), Tags: []api.Tag{tg("aws:x", "y")}}, api.TaggingFailedException, "aws:"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -66,19 +66,19 @@ func (s *Service) ClaimGameServer(ctx context.Context, in *api.ClaimGameServerIn
 	if err != nil {
 		return nil, err
 	}
-	g, err := s.readGroup(ctx, in.GameServerGroupName, api.NotFoundException)
+	group, status, err := s.groupStatus(ctx, in.GameServerGroupName, api.NotFoundException)
 	if err != nil {
 		return nil, err
 	}
-	if g.Status != groupActive {
+	if status != groupActive {
 		return nil, api.Errorf(api.InvalidRequestException,
-			"Game server group %s is in status %s; game servers can be claimed only while it is ACTIVE.", g.Name, g.Status)
+			"Game server group %s is in status %s; game servers can be claimed only while it is ACTIVE.", group, status)
 	}
 	var d *serverDoc
 	if in.GameServerId != nil {
-		d, err = s.claimSpecific(ctx, g.Name, *in.GameServerId, allowed, in.GameServerData)
+		d, err = s.claimSpecific(ctx, group, *in.GameServerId, allowed, in.GameServerData)
 	} else {
-		d, err = s.claimPlaced(ctx, g.Name, allowed, in.GameServerData)
+		d, err = s.claimPlaced(ctx, group, allowed, in.GameServerData)
 	}
 	if err != nil {
 		return nil, err
@@ -116,12 +116,7 @@ func (s *Service) claimPlaced(ctx context.Context, group string, allowed func(st
 			fresh = true
 			continue
 		}
-		var d *serverDoc
-		err = s.update(ctx, func(tx store.Tx) error {
-			var err error
-			d, err = s.commitClaim(tx, group, id, allowed, data, now)
-			return err
-		})
+		d, err := s.claimReserved(ctx, group, id, allowed, data, now)
 		if err == nil {
 			return d, nil
 		}
@@ -133,16 +128,31 @@ func (s *Service) claimPlaced(ctx context.Context, group string, allowed func(st
 		"ClaimGameServer lost %d races in a row for game server group %s; try again.", claimRounds, group)
 }
 
-// pickCandidate returns a game server to try to claim, or "" when none is claimable.
+// claimReserved commits the claim of a game server that pickCandidate reserved on this node,
+// then releases the reservation.
+func (s *Service) claimReserved(ctx context.Context, group, id string, allowed func(string) bool, data *string, now int64) (*serverDoc, error) {
+	defer s.placements().release(id)
+	var d *serverDoc
+	err := s.update(ctx, func(tx store.Tx) error {
+		var err error
+		d, err = s.commitClaim(tx, group, id, allowed, data, now)
+		return err
+	})
+	return d, err
+}
+
+// pickCandidate reserves and returns a game server to try to claim, or "" when none is
+// claimable. It walks the group's instances in placement order and stops at the first one
+// that has a candidate.
 func (s *Service) pickCandidate(ctx context.Context, group string, allowed func(string) bool, now int64, fresh bool) (string, error) {
 	var id string
 	err := s.view(ctx, func(tx store.Tx) error {
-		ranked, err := s.ranking(tx, group, allowed, now, fresh)
+		gp, err := s.snapshot(tx, group, now, fresh)
 		if err != nil {
 			return err
 		}
-		for _, inst := range ranked {
-			if id, err = s.pickOnInstance(tx, group, inst.ID, now); id != "" || err != nil {
+		for i := gp.next(0, allowed, now, fresh); i >= 0; i = gp.next(i+1, allowed, now, fresh) {
+			if id, err = s.pickOnInstance(tx, group, gp, i, now, fresh); id != "" || err != nil {
 				return err
 			}
 		}
@@ -151,30 +161,47 @@ func (s *Service) pickCandidate(ctx context.Context, group string, allowed func(
 	return id, err
 }
 
-// pickOnInstance picks at random among the first free slots of an instance, or else among
-// the first lapsed claims. When there is neither it notes until when the instance is
-// exhausted.
-func (s *Service) pickOnInstance(tx store.Tx, group, instance string, now int64) (string, error) {
-	free, err := tx.List(kindGameServerSlot, store.ListOptions{Parent: slotParent(group, instance, false), Limit: claimCandidates})
-	if err != nil || len(free) > 0 {
-		return randomID(free), err
-	}
-	claimed, err := tx.List(kindGameServerSlot, store.ListOptions{Parent: slotParent(group, instance, true), Limit: claimCandidates})
+// pickOnInstance reserves, at random, one of the first free slots of instance gp.instances[i],
+// or else one of the first lapsed claims, skipping game servers this node is claiming
+// already. When there is neither it notes until when the instance is exhausted. Outside a
+// fresh decision, an instance whose only candidates are being claimed here is passed over
+// (those claims may yet fail, so it is not marked); a fresh decision takes one of them.
+func (s *Service) pickOnInstance(tx store.Tx, group string, gp *groupPlacement, i int, now int64, fresh bool) (string, error) {
+	c, instance := s.placements(), gp.instances[i].ID
+	limit := claimCandidates + c.inflightCount()
+	free, err := tx.List(kindGameServerSlot, store.ListOptions{Parent: slotParent(group, instance, false), Limit: limit})
 	if err != nil {
 		return "", err
 	}
-	lapsed := slices.DeleteFunc(slices.Clone(claimed), func(r *store.Record) bool {
-		return slotClaimTime(r)+ClaimDuration.Milliseconds() > now
-	})
-	if len(lapsed) > 0 {
-		return randomID(lapsed), nil
+	cands := free
+	if len(free) == 0 {
+		claimed, err := tx.List(kindGameServerSlot, store.ListOptions{Parent: slotParent(group, instance, true), Limit: limit})
+		if err != nil {
+			return "", err
+		}
+		cands = slices.DeleteFunc(slices.Clone(claimed), func(r *store.Record) bool {
+			return slotClaimTime(r)+ClaimDuration.Milliseconds() > now
+		})
+		if len(cands) == 0 {
+			gp.markExhausted(i, exhaustedUntil(claimed, now))
+			return "", nil
+		}
 	}
-	until := now + ClaimDuration.Milliseconds()
+	id, busy := c.reserve(cands)
+	if id == "" && busy && fresh {
+		id = randomID(cands[:min(len(cands), claimCandidates)])
+		c.reserve([]*store.Record{{ID: id}}) // balances the release; may be a no-op
+	}
+	return id, nil
+}
+
+// exhaustedUntil is when the oldest of an instance's claims (claimed, oldest first, with
+// none free) lapses: until then the instance has nothing to claim.
+func exhaustedUntil(claimed []*store.Record, now int64) int64 {
 	if len(claimed) > 0 {
-		until = slotClaimTime(claimed[0]) + ClaimDuration.Milliseconds()
+		return slotClaimTime(claimed[0]) + ClaimDuration.Milliseconds()
 	}
-	s.placements().markExhausted(group, instance, until)
-	return "", nil
+	return now + ClaimDuration.Milliseconds()
 }
 
 func randomID(recs []*store.Record) string {

@@ -50,6 +50,10 @@ type Notifier interface {
 	// by terminationTime. An error means the push could not be delivered; the process is
 	// then marked terminated when the grace period ends all the same.
 	TerminateProcess(ref ProcessRef, terminationTime time.Time) error
+	// CreateGameSession tells the process to start a game session (the SDK's
+	// OnStartGameSession). An error means the push could not be delivered; the session then
+	// ends when its activation timeout passes.
+	CreateGameSession(ref ProcessRef, gs GameSessionStart) error
 }
 
 // hosting holds the hosting settings of a Service, defaults filled in.
@@ -238,6 +242,9 @@ func (s *Service) ActivateServerProcess(ctx context.Context, ref ProcessRef, a P
 			if err := s.addEvent(tx, p.FleetID, api.EventCodeGenericEvent, msg); err != nil {
 				return err
 			}
+			if err := s.offerProcess(tx, p); err != nil {
+				return err
+			}
 		case processActive:
 		default:
 			return api.Errorf(api.InvalidRequestException, "Server process %s is %s and cannot activate.", p.ProcessID, p.Status)
@@ -282,7 +289,7 @@ func (s *Service) ServerProcessEnding(ctx context.Context, ref ProcessRef) error
 			return errUnchanged
 		}
 		p.Status, p.Ended, p.Connected = processTerminated, s.nowMillis(), false
-		return nil
+		return s.processEnded(tx, p)
 	})
 	return ignoreUnchanged(err)
 }
@@ -298,6 +305,9 @@ func (s *Service) ServerProcessDisconnected(ctx context.Context, ref ProcessRef)
 			return errUnchanged
 		case processTerminating:
 			p.Status, p.Ended = processTerminated, s.nowMillis()
+			if err := s.processEnded(tx, p); err != nil {
+				return err
+			}
 		}
 		p.Connected = false
 		return nil
@@ -354,6 +364,9 @@ func (s *Service) exited(tx store.Tx, rec *store.Record, p *processDoc, code api
 		}
 	}
 	p.Status, p.Ended, p.Connected = processTerminated, s.nowMillis(), false
+	if err := s.processEnded(tx, p); err != nil {
+		return err
+	}
 	return putDoc(tx, rec, p)
 }
 
@@ -374,6 +387,9 @@ var processEventCodes = map[api.EventCode]bool{
 // event. The caller pushes TerminateProcess after the transaction commits.
 func (s *Service) markTerminating(tx store.Tx, rec *store.Record, p *processDoc, code api.EventCode, msg string) error {
 	p.Status, p.TerminateAt, p.Reason = processTerminating, s.nowMillis(), string(code)
+	if err := s.withdrawProcess(tx, p); err != nil {
+		return err
+	}
 	if code != "" {
 		if err := s.addEvent(tx, p.FleetID, code, msg); err != nil {
 			return err

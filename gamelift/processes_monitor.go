@@ -163,6 +163,9 @@ func (m *ProcessMonitor) advance(ctx context.Context, key string, now int64) err
 		if err := m.s.addEvent(tx, p.FleetID, v.code, v.msg); err != nil {
 			return err
 		}
+		if err := m.s.processEnded(tx, &p); err != nil {
+			return err
+		}
 		return putDoc(tx, rec, &p)
 	})
 	if err = ignoreUnchanged(err); err != nil || told == nil {
@@ -185,7 +188,7 @@ func (m *ProcessMonitor) finishDeletion(ctx context.Context, fleetID string, now
 			return errUnchanged
 		}
 		graceOver := time.Duration(now-f.DeletingSince)*time.Millisecond >= m.s.hosting.grace
-		if err := endFleetProcesses(tx, fleetID, now, graceOver); err != nil {
+		if err := m.s.endFleetProcesses(tx, fleetID, now, graceOver); err != nil {
 			return err
 		}
 		if err := deleteTokens(tx, fleetID, ""); err != nil {
@@ -207,7 +210,7 @@ func (m *ProcessMonitor) finishDeletion(ctx context.Context, fleetID string, now
 
 // endFleetProcesses returns errUnchanged while a process of the fleet still runs and the grace
 // period is not over; once it is over, it marks the remaining processes TERMINATED.
-func endFleetProcesses(tx store.Tx, fleetID string, now int64, graceOver bool) error {
+func (s *Service) endFleetProcesses(tx store.Tx, fleetID string, now int64, graceOver bool) error {
 	return eachChild(tx, kindProcess, fleetID, func(r *store.Record, p *processDoc) error {
 		if p.Status == processTerminated {
 			return nil
@@ -216,6 +219,9 @@ func endFleetProcesses(tx store.Tx, fleetID string, now int64, graceOver bool) e
 			return errUnchanged
 		}
 		p.Status, p.Ended, p.Connected = processTerminated, now, false
+		if err := s.processEnded(tx, p); err != nil {
+			return err
+		}
 		return putDoc(tx, r, p)
 	})
 }

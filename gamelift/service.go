@@ -63,6 +63,16 @@ type Config struct {
 	TerminationGracePeriod time.Duration
 	// Notifier delivers pushes (TerminateProcess) to server processes; nil means no pushes.
 	Notifier Notifier
+	// GameSessionActivationTimeout is how long a game session may stay ACTIVATING when the
+	// fleet's runtime configuration sets no GameSessionActivationTimeoutSeconds;
+	// DefaultGameSessionActivationTimeout when zero.
+	GameSessionActivationTimeout time.Duration
+	// PlayerReservationTimeout is how long a RESERVED player session waits for
+	// AcceptPlayerSession; DefaultPlayerReservationTimeout when zero.
+	PlayerReservationTimeout time.Duration
+	// SessionRetention is how long ended game sessions and their player sessions are kept;
+	// DefaultSessionRetention when zero.
+	SessionRetention time.Duration
 }
 
 // Service implements the GameLift operations over a store.
@@ -73,6 +83,8 @@ type Service struct {
 	account string
 	newID   func() string
 	hosting hosting
+	// sessions holds the game and player session settings (gamesessions.go).
+	sessions *sessionSettings
 }
 
 // New returns a Service for cfg, filling in the documented defaults.
@@ -88,6 +100,7 @@ func New(cfg Config) *Service {
 		s.newID = uuid.NewString
 	}
 	s.hosting = newHosting(cfg)
+	s.sessions = newSessionSettings(cfg)
 	return s
 }
 
@@ -101,6 +114,8 @@ func (s *Service) Handlers() *api.Handlers {
 	s.tagHandlers(h)
 	s.fleetIQHandlers(h)
 	s.fleetHandlers(h)
+	s.sessionHandlers(h)
+	s.managedHandlers(h)
 	return h
 }
 

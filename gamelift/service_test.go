@@ -139,7 +139,12 @@ func TestHandlersSetsEveryImplementedOperation(t *testing.T) {
 		"CreateGameServerGroup", "DescribeGameServerGroup", "ListGameServerGroups", "UpdateGameServerGroup",
 		"DeleteGameServerGroup", "SuspendGameServerGroup", "ResumeGameServerGroup", "DescribeGameServerInstances",
 		"RegisterGameServer", "DescribeGameServer", "ListGameServers", "UpdateGameServer", "DeregisterGameServer",
-		"ClaimGameServer"}
+		"ClaimGameServer",
+		"CreateGameSession", "DescribeGameSessions", "DescribeGameSessionDetails", "SearchGameSessions",
+		"UpdateGameSession", "TerminateGameSession", "GetGameSessionLogUrl", "CreatePlayerSession",
+		"CreatePlayerSessions", "DescribePlayerSessions", "RequestUploadCredentials",
+		"UpdateFleetCapacity", "DescribeFleetCapacity", "DescribeFleetPortSettings", "UpdateFleetPortSettings",
+		"StartFleetActions", "StopFleetActions", "DescribeEC2InstanceLimits", "DescribeInstances", "GetInstanceAccess"}
 	v := reflect.ValueOf(h).Elem()
 	set := 0
 	for i := 0; i < v.NumField(); i++ {
@@ -162,10 +167,11 @@ func TestHandlersSetsEveryImplementedOperation(t *testing.T) {
 func TestDomainImports(t *testing.T) {
 	deps := goListDeps(t, ".")
 	allowed := map[string]bool{
-		"github.com/hoist-gg/hoist/gamelift":       true,
-		"github.com/hoist-gg/hoist/store":          true,
-		"github.com/hoist-gg/hoist/internal/clock": true,
-		"github.com/google/uuid":                   true,
+		"github.com/hoist-gg/hoist/gamelift":              true,
+		"github.com/hoist-gg/hoist/gamelift/sessionquery": true,
+		"github.com/hoist-gg/hoist/store":                 true,
+		"github.com/hoist-gg/hoist/internal/clock":        true,
+		"github.com/google/uuid":                          true,
 	}
 	for p, std := range goListDeps(t, "../api") {
 		if !std {

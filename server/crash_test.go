@@ -47,7 +47,7 @@ func freeAddr(t *testing.T) string {
 // it answers.
 func startHoist(t *testing.T, bin, addr string, args ...string) *exec.Cmd {
 	t.Helper()
-	args = append([]string{"server", "--listen", addr, "--tls-listen=127.0.0.1:0", "--access-key-id", testKeyID, "--secret-access-key", testSecret}, args...)
+	args = append([]string{"server", "--listen", addr, "--tls-listen=127.0.0.1:0", "--s3-listen=127.0.0.1:0", "--access-key-id", testKeyID, "--secret-access-key", testSecret}, args...)
 	return startHoistWith(t, bin, addr, args...)
 }
 
@@ -141,7 +141,7 @@ func TestFirstStartGeneratesCredentials(t *testing.T) {
 	bin := buildHoist(t)
 	data := t.TempDir()
 	addr := freeAddr(t)
-	cmd := exec.Command(bin, "server", "--listen", addr, "--tls-listen=127.0.0.1:0", "--data", data)
+	cmd := exec.Command(bin, "server", "--listen", addr, "--tls-listen=127.0.0.1:0", "--s3-listen=127.0.0.1:0", "--data", data)
 	cmd.Env = append(os.Environ(), "HOIST_ACCESS_KEY_ID=", "HOIST_SECRET_ACCESS_KEY=")
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
@@ -186,7 +186,7 @@ func TestFirstStartGeneratesCredentials(t *testing.T) {
 	cmd.Wait()
 
 	// A second start keeps the stored pair.
-	startHoistWith(t, bin, addr, "server", "--listen", addr, "--tls-listen=127.0.0.1:0", "--data", data)
+	startHoistWith(t, bin, addr, "server", "--listen", addr, "--tls-listen=127.0.0.1:0", "--s3-listen=127.0.0.1:0", "--data", data)
 	if _, err := gl.ListAliases(context.Background(), &gamelift.ListAliasesInput{}); err != nil {
 		t.Errorf("after a restart the generated key pair no longer works: %v", err)
 	}

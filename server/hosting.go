@@ -22,9 +22,10 @@ type hostingBackend struct {
 }
 
 var (
-	_ sdkws.Backend      = (*hostingBackend)(nil)
-	_ sdkws.AgentBackend = (*hostingBackend)(nil)
-	_ gamelift.Notifier  = (*hostingBackend)(nil)
+	_ sdkws.Backend            = (*hostingBackend)(nil)
+	_ sdkws.GameSessionBackend = (*hostingBackend)(nil)
+	_ sdkws.AgentBackend       = (*hostingBackend)(nil)
+	_ gamelift.Notifier        = (*hostingBackend)(nil)
 )
 
 func domainRef(r sdkws.ProcessRef) gamelift.ProcessRef {
@@ -59,7 +60,7 @@ func (b *hostingBackend) AuthenticateProcess(ctx context.Context, req sdkws.Conn
 	if req.AccessKeyID != "" {
 		return wsError(b.svc.AdmitSignedProcess(ctx, domainRef(req.ProcessRef)))
 	}
-	return wsError(b.svc.AuthenticateProcess(ctx, domainRef(req.ProcessRef), req.AuthToken))
+	return wsError(b.svc.AdmitProcess(ctx, domainRef(req.ProcessRef), req.AuthToken))
 }
 
 // ActivateServerProcess records ProcessReady and tells the compute's agent, if one is
@@ -70,6 +71,7 @@ func (b *hostingBackend) ActivateServerProcess(ctx context.Context, ref sdkws.Pr
 	if err != nil {
 		return wsError(err)
 	}
+	_ = b.svc.ManagedProcessReady(ctx, ref.FleetID) // a managed fleet's first ready process activates it
 	agent := sdkws.ComputeRef{FleetID: ref.FleetID, ComputeName: ref.ComputeName}
 	if b.hub.AgentConnected(agent) {
 		_ = b.hub.PushAgent(ctx, agent, message.NotifyProcessRegistered{ProcessID: ref.ProcessID, LogPaths: req.LogPaths})
@@ -185,10 +187,12 @@ func (b *hostingBackend) stopAgents(fleetID string, computes []string) {
 	b.pushAgents(fleetID, computes, message.StartComputeTermination{})
 }
 
-// wrapHosting makes DeregisterCompute and DeleteFleet also stop the agents concerned, and
-// UpdateRuntimeConfiguration reach the fleet's agents at once.
+// wrapHosting makes DeregisterCompute and DeleteFleet also stop the agents concerned,
+// UpdateRuntimeConfiguration reach the fleet's agents at once, and TerminateGameSession's
+// FORCE_TERMINATE stop the process through its agent.
 func (b *hostingBackend) wrapHosting(h *api.Handlers) {
 	deregister, deleteFleet, updateRC := h.DeregisterCompute, h.DeleteFleet, h.UpdateRuntimeConfiguration
+	b.wrapTerminateGameSession(h)
 	h.UpdateRuntimeConfiguration = func(ctx context.Context, in *api.UpdateRuntimeConfigurationInput) (*api.UpdateRuntimeConfigurationOutput, error) {
 		out, err := updateRC(ctx, in)
 		if err == nil && out.RuntimeConfiguration != nil {
@@ -243,4 +247,104 @@ func computeNameOf(nameOrARN string) string {
 		return nameOrARN[i+len(":compute/"):]
 	}
 	return nameOrARN
+}
+
+// The game- and player-session half of hostingBackend: sdkws.GameSessionBackend
+// by calling the domain, and the CreateGameSession push of gamelift.Notifier.
+
+// ActivateGameSession records the process's ActivateGameSession.
+func (b *hostingBackend) ActivateGameSession(ctx context.Context, ref sdkws.ProcessRef, req message.ActivateGameSession) error {
+	return wsError(b.svc.ActivateGameSession(ctx, domainRef(ref), req.GameSessionID))
+}
+
+// AcceptPlayerSession records the process's AcceptPlayerSession.
+func (b *hostingBackend) AcceptPlayerSession(ctx context.Context, ref sdkws.ProcessRef, req message.AcceptPlayerSession) error {
+	return wsError(b.svc.AcceptPlayerSession(ctx, domainRef(ref), req.GameSessionID, req.PlayerSessionID))
+}
+
+// RemovePlayerSession records the process's RemovePlayerSession.
+func (b *hostingBackend) RemovePlayerSession(ctx context.Context, ref sdkws.ProcessRef, req message.RemovePlayerSession) error {
+	return wsError(b.svc.RemovePlayerSession(ctx, domainRef(ref), req.GameSessionID, req.PlayerSessionID))
+}
+
+// UpdatePlayerSessionCreationPolicy records the process's policy change.
+func (b *hostingBackend) UpdatePlayerSessionCreationPolicy(ctx context.Context, ref sdkws.ProcessRef, req message.UpdatePlayerSessionCreationPolicy) error {
+	return wsError(b.svc.UpdatePlayerSessionCreationPolicy(ctx, domainRef(ref), req.GameSessionID, req.PlayerSessionPolicy))
+}
+
+// DescribePlayerSessions answers the SDK's DescribePlayerSessions with the control plane's.
+func (b *hostingBackend) DescribePlayerSessions(ctx context.Context, _ sdkws.ProcessRef, req message.DescribePlayerSessions) (message.DescribePlayerSessionsResult, error) {
+	in := &api.DescribePlayerSessionsInput{GameSessionId: opt(req.GameSessionID), PlayerId: opt(req.PlayerID),
+		PlayerSessionId: opt(req.PlayerSessionID), PlayerSessionStatusFilter: opt(req.PlayerSessionStatusFilter),
+		NextToken: opt(req.NextToken)}
+	if req.Limit > 0 {
+		in.Limit = api.Int32(int32(req.Limit))
+	}
+	out, err := b.svc.DescribePlayerSessions(ctx, in)
+	if err != nil {
+		return message.DescribePlayerSessionsResult{}, wsError(err)
+	}
+	res := message.DescribePlayerSessionsResult{PlayerSessions: make([]message.PlayerSession, len(out.PlayerSessions)),
+		NextToken: api.Deref(out.NextToken)}
+	for i, ps := range out.PlayerSessions {
+		res.PlayerSessions[i] = message.PlayerSession{PlayerSessionID: api.Deref(ps.PlayerSessionId), PlayerID: api.Deref(ps.PlayerId),
+			GameSessionID: api.Deref(ps.GameSessionId), FleetID: api.Deref(ps.FleetId), IPAddress: api.Deref(ps.IpAddress),
+			DNSName: api.Deref(ps.DnsName), PlayerData: api.Deref(ps.PlayerData), Port: int(api.Deref(ps.Port)),
+			CreationTime: millis(ps.CreationTime), TerminationTime: millis(ps.TerminationTime), Status: string(api.Deref(ps.Status))}
+	}
+	return res, nil
+}
+
+func opt(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func millis(t *api.Timestamp) int64 {
+	if t == nil {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+// errNoMatchmaking answers the backfill actions: FlexMatch is not implemented yet.
+var errNoMatchmaking = &sdkws.Error{Status: http.StatusBadRequest, Message: "Hoist does not implement FlexMatch backfill yet"}
+
+// StartMatchBackfill is refused until FlexMatch exists.
+func (b *hostingBackend) StartMatchBackfill(context.Context, sdkws.ProcessRef, message.StartMatchBackfill) (message.StartMatchBackfillResult, error) {
+	return message.StartMatchBackfillResult{}, errNoMatchmaking
+}
+
+// StopMatchBackfill is refused until FlexMatch exists.
+func (b *hostingBackend) StopMatchBackfill(context.Context, sdkws.ProcessRef, message.StopMatchBackfill) error {
+	return errNoMatchmaking
+}
+
+// CreateGameSession pushes CreateGameSession to the process's socket on this node.
+func (b *hostingBackend) CreateGameSession(ref gamelift.ProcessRef, gs gamelift.GameSessionStart) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return b.hub.Push(ctx, ref.ProcessID, message.CreateGameSession{GameSessionID: gs.GameSessionID,
+		GameSessionName: gs.Name, GameSessionData: gs.GameSessionData, MatchmakerData: gs.MatchmakerData,
+		IPAddress: gs.IPAddress, DNSName: gs.DNSName, Port: gs.Port,
+		MaximumPlayerSessionCount: gs.MaximumPlayerSessionCount, GameProperties: gs.GameProperties})
+}
+
+// wrapTerminateGameSession makes FORCE_TERMINATE also tell the agent of the session's compute,
+// when it is connected here, to stop the process at once (ForceExitServerProcess).
+func (b *hostingBackend) wrapTerminateGameSession(h *api.Handlers) {
+	terminate := h.TerminateGameSession
+	h.TerminateGameSession = func(ctx context.Context, in *api.TerminateGameSessionInput) (*api.TerminateGameSessionOutput, error) {
+		out, err := terminate(ctx, in)
+		if err != nil || api.Deref(in.TerminationMode) != api.TerminationModeForceTerminate {
+			return out, err
+		}
+		if ref, perr := b.svc.GameSessionProcess(ctx, api.Deref(in.GameSessionId)); perr == nil {
+			b.pushAgents(ref.FleetID, []string{ref.ComputeName}, message.ForceExitServerProcess{
+				ProcessID: ref.ProcessID, TerminationReason: string(api.GameSessionStatusReasonForceTerminated)})
+		}
+		return out, nil
+	}
 }

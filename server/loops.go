@@ -6,12 +6,17 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hoist-gg/hoist/api"
 	"github.com/hoist-gg/hoist/gamelift"
 )
 
 // processMonitorInterval is how often the server-process monitor looks for due transitions
 // (health periods are 60 s, so a few seconds of lateness is well inside GameLift's own).
 const processMonitorInterval = 5 * time.Second
+
+// sessionMonitorInterval is how often the game and player session timers are checked (the
+// player reservation timeout is 60 s; activation timeouts are at least 1 s).
+const sessionMonitorInterval = time.Second
 
 // startLoops runs the background loops until Shutdown. Every node runs them: each step
 // writes with compare-and-set, so nodes sharing PostgreSQL do not corrupt each other.
@@ -21,8 +26,22 @@ func (s *Server) startLoops(svc *gamelift.Service) {
 	fleetIQ := gamelift.NewFleetIQLoop(svc)
 	fleetIQ.Logger = s.log
 	monitor := svc.ProcessMonitor()
-	s.fleetIQ, s.monitor = fleetIQ, monitor
-	wg.Add(2)
+	sessions := svc.SessionMonitor()
+	s.fleetIQ, s.monitor, s.sessions = fleetIQ, monitor, sessions
+	s.instances = svc.InstanceMonitor()
+	wg.Add(5)
+	go func() {
+		defer wg.Done()
+		s.instances.Run(ctx, instanceMonitorInterval, func(err error) { s.log.Error("instance monitor step failed", "err", err) })
+	}()
+	go func() {
+		defer wg.Done()
+		s.host.Run(ctx, hostInterval, func(err error) { s.log.Error("local instance host step failed", "err", err) })
+	}()
+	go func() {
+		defer wg.Done()
+		sessions.Run(ctx, sessionMonitorInterval, func(err error) { s.log.Error("session monitor step failed", "err", err) })
+	}()
 	go func() {
 		defer wg.Done()
 		fleetIQ.Run(ctx)
@@ -40,7 +59,39 @@ func (s *Server) startLoops(svc *gamelift.Service) {
 // StepLoops runs one step of every background loop now. Tests call it after advancing a fake
 // clock instead of waiting for the loops' tickers.
 func (s *Server) StepLoops(ctx context.Context) error {
-	return errors.Join(s.monitor.Step(ctx), s.fleetIQ.Step(ctx))
+	return errors.Join(s.monitor.Step(ctx), s.sessions.Step(ctx), s.fleetIQ.Step(ctx),
+		s.instances.Step(ctx), s.host.Step(ctx))
+}
+
+// instanceMonitorInterval is how often managed fleets' capacity is reconciled (scale-down
+// held back by protected game sessions is retried) and activation is checked.
+const instanceMonitorInterval = 5 * time.Second
+
+// hostInterval is how often the local instance host converges even without a change it
+// was told about (pokeOnCapacityChanges tells it at once).
+const hostInterval = 5 * time.Second
+
+// pokeOnCapacityChanges wraps the operations that change which local instances should run
+// (fleet creation and deletion, capacity, runtime configuration) so that the host acts at
+// once instead of at its next tick.
+func pokeOnCapacityChanges(h *api.Handlers, poke func()) {
+	create, del, capacity, rc := h.CreateFleet, h.DeleteFleet, h.UpdateFleetCapacity, h.UpdateRuntimeConfiguration
+	h.CreateFleet = func(ctx context.Context, in *api.CreateFleetInput) (*api.CreateFleetOutput, error) {
+		defer poke()
+		return create(ctx, in)
+	}
+	h.DeleteFleet = func(ctx context.Context, in *api.DeleteFleetInput) (*api.DeleteFleetOutput, error) {
+		defer poke()
+		return del(ctx, in)
+	}
+	h.UpdateFleetCapacity = func(ctx context.Context, in *api.UpdateFleetCapacityInput) (*api.UpdateFleetCapacityOutput, error) {
+		defer poke()
+		return capacity(ctx, in)
+	}
+	h.UpdateRuntimeConfiguration = func(ctx context.Context, in *api.UpdateRuntimeConfigurationInput) (*api.UpdateRuntimeConfigurationOutput, error) {
+		defer poke()
+		return rc(ctx, in)
+	}
 }
 
 // Sockets returns the number of open Server SDK and agent websockets on this node.

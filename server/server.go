@@ -17,9 +17,11 @@ import (
 
 	"github.com/hoist-gg/hoist/api"
 	"github.com/hoist-gg/hoist/gamelift"
+	"github.com/hoist-gg/hoist/hostd"
 	"github.com/hoist-gg/hoist/httpapi"
 	"github.com/hoist-gg/hoist/internal/clock"
 	"github.com/hoist-gg/hoist/internal/tlsca"
+	"github.com/hoist-gg/hoist/s3api"
 	"github.com/hoist-gg/hoist/sdkws"
 	"github.com/hoist-gg/hoist/store"
 	"github.com/hoist-gg/hoist/store/postgres"
@@ -50,6 +52,9 @@ type Config struct {
 	// TLSHosts are the names and addresses the TLS certificate covers (localhost and 127.0.0.1
 	// when empty).
 	TLSHosts []string
+	// S3Listen is the TCP address of the S3 endpoint builds are uploaded to (docs/builds.md);
+	// empty for none.
+	S3Listen string
 	// SDKEndpoint and AgentEndpoint override the websocket URLs RegisterCompute hands out
 	// (default ws://<Listen>/sdk and ws://<Listen>/agent).
 	SDKEndpoint, AgentEndpoint string
@@ -66,6 +71,9 @@ const (
 	DefaultRegion  = "us-west-2"
 	// DefaultTLSListen is the TLS listener `hoist server` binds unless told otherwise.
 	DefaultTLSListen = "127.0.0.1:9443"
+	// DefaultS3Listen is the S3 endpoint for build uploads `hoist server` binds unless told
+	// otherwise.
+	DefaultS3Listen = "127.0.0.1:9081"
 )
 
 func (c *Config) setDefaults() {
@@ -95,11 +103,17 @@ type Server struct {
 	http  *http.Server
 	creds Credentials
 	tlsLn net.Listener
+	s3Ln  net.Listener // the S3 endpoint for build uploads; nil when off
+	s3    *http.Server
 	hub   *sdkws.Hub
 	// stopLoops stops the background loops (startLoops).
 	stopLoops func()
 	fleetIQ   *gamelift.FleetIQLoop
 	monitor   *gamelift.ProcessMonitor
+	sessions  *gamelift.SessionMonitor
+	// host runs the managed fleets' local instances; instances is their control-plane loop.
+	host      *hostd.Host
+	instances *gamelift.InstanceMonitor
 }
 
 // New opens the store, settles the credentials and binds the listener. Serve starts answering.
@@ -137,14 +151,21 @@ func (s *Server) build() error {
 	backend := &hostingBackend{}
 	svc := gamelift.New(gamelift.Config{Store: s.store, Clock: s.cfg.Clock, Region: s.cfg.Region,
 		AccountID: s.cfg.AccountID, SDKEndpoint: s.SDKEndpoint(), AgentEndpoint: s.AgentEndpoint(), Notifier: backend})
-	hub := sdkws.New(sdkws.Config{Backend: backend, Agent: backend, SigV4Keys: s.keys, Clock: s.cfg.Clock, Logger: s.log})
+	hub := sdkws.New(sdkws.Config{Backend: backend, GameSessions: backend, Agent: backend, SigV4Keys: s.keys,
+		Clock: s.cfg.Clock, Logger: s.log})
 	backend.svc, backend.hub, s.hub = svc, hub, hub
 	handlers := svc.Handlers()
 	backend.wrapHosting(handlers)
+	s.host = hostd.New(hostd.Config{Control: svc, Dir: filepath.Join(s.cfg.DataDir, "instances"),
+		SDKEndpoint: s.SDKEndpoint(), Clock: s.cfg.Clock, Logger: s.log})
+	pokeOnCapacityChanges(handlers, s.host.Poke)
 	apiHandler := httpapi.New(httpapi.Config{Handlers: handlers, Authenticate: auth, Logger: s.log,
 		Extensions: fleetIQExtensions(svc)})
 	s.http = &http.Server{Handler: routeWebsockets(apiHandler, hub, hub.AgentHandler()),
 		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	if err := s.listenS3(svc); err != nil {
+		return err
+	}
 	s.startLoops(svc)
 	return nil
 }
@@ -244,6 +265,10 @@ func (s *Server) Serve() error {
 		s.log.Info("TLS (https, wss) listening", "address", s.tlsLn.Addr().String(), "ca", filepath.Join(s.cfg.DataDir, tlsDir, tlsca.CACertFile))
 		go s.http.Serve(s.tlsLn)
 	}
+	if s.s3Ln != nil {
+		s.log.Info("S3 endpoint for build uploads listening", "endpoint", s.S3URL())
+		go s.s3.Serve(s.s3Ln)
+	}
 	if err := s.http.Serve(s.ln); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
@@ -255,7 +280,13 @@ func (s *Server) Serve() error {
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.hub.Close()
 	err := s.http.Shutdown(ctx)
+	if s.s3 != nil {
+		s.s3.Shutdown(ctx)
+	}
 	s.stopLoops()
+	if herr := s.host.Close(ctx); err == nil {
+		err = herr
+	}
 	if cerr := s.store.Close(); err == nil {
 		err = cerr
 	}
@@ -267,4 +298,28 @@ func storeName(cfg Config) string {
 		return "embedded (" + cfg.DataDir + ")"
 	}
 	return "postgres"
+}
+
+// listenS3 binds the S3 endpoint for build uploads when Config.S3Listen is set; uploads are
+// kept in <data>/builds.
+func (s *Server) listenS3(svc *gamelift.Service) error {
+	if s.cfg.S3Listen == "" {
+		return nil
+	}
+	ln, err := net.Listen("tcp", s.cfg.S3Listen)
+	if err != nil {
+		return err
+	}
+	s.s3Ln = ln
+	h := s3api.New(s3api.Config{Builds: svc, Dir: filepath.Join(s.cfg.DataDir, "builds"), Clock: s.cfg.Clock, Logger: s.log})
+	s.s3 = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	return nil
+}
+
+// S3URL returns the S3 endpoint URL for AWS_ENDPOINT_URL_S3, or "" when it is off.
+func (s *Server) S3URL() string {
+	if s.s3Ln == nil {
+		return ""
+	}
+	return "http://" + s.s3Ln.Addr().String()
 }

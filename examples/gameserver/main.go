@@ -50,6 +50,7 @@ type game struct {
 	mu     sync.Mutex
 	secret int // 0 until a game session is active
 	done   chan int
+	ending sync.Once // TerminateProcess and SIGTERM may both arrive: end once
 }
 
 func run(log *slog.Logger, port int, unhealthy, skipReady bool) error {
@@ -103,7 +104,10 @@ func (g *game) onStart(gs serversdk.GameSession) {
 	g.log.Info("game session active", "id", gs.GameSessionID)
 }
 
-func (g *game) onTerminate() {
+func (g *game) onTerminate() { g.ending.Do(g.end) }
+
+// end reports ProcessEnding, closes the SDK and hands the exit code to run.
+func (g *game) end() {
 	code := 0
 	if err := g.sdk.ProcessEnding(context.Background()); err != nil {
 		g.log.Error("ProcessEnding failed", "err", err)

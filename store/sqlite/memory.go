@@ -15,12 +15,12 @@ type key struct{ kind, id string }
 // further locking beyond the store's read lock.
 type table struct {
 	byID     map[string]*store.Record
-	all      []*store.Record            // every record of the kind, in Seq order
-	byParent map[string][]*store.Record // records with a non-empty Parent, in Seq order
+	all      seqList             // every record of the kind, in Seq order
+	byParent map[string]*seqList // records with a non-empty Parent, in Seq order
 }
 
 func newTable() *table {
-	return &table{byID: map[string]*store.Record{}, byParent: map[string][]*store.Record{}}
+	return &table{byID: map[string]*store.Record{}, byParent: map[string]*seqList{}}
 }
 
 // memory is every record, by kind.
@@ -35,24 +35,18 @@ func (m memory) get(kind, id string) *store.Record {
 	return t.byID[id]
 }
 
-// list returns the stored records (not copies) selected by opt, in Seq order. The slice
-// aliases the index and must not be modified.
+// list returns the stored records (not copies) selected by opt, in Seq order, in a new slice
+// whose elements must not be modified.
 func (m memory) list(kind string, opt store.ListOptions) []*store.Record {
 	t := m[kind]
 	if t == nil {
 		return nil
 	}
-	src := t.all
+	src := &t.all
 	if opt.Parent != "" {
 		src = t.byParent[opt.Parent]
 	}
-	if opt.AfterSeq > 0 {
-		src = src[searchSeq(src, opt.AfterSeq+1):]
-	}
-	if opt.Limit > 0 && len(src) > opt.Limit {
-		src = src[:opt.Limit]
-	}
-	return src
+	return src.after(opt.AfterSeq, opt.Limit)
 }
 
 // set stores r (which the memory now owns), replacing any record with the same kind and ID.
@@ -65,19 +59,23 @@ func (m memory) set(r *store.Record) {
 	if old := t.byID[r.ID]; old != nil {
 		if old.Seq == r.Seq && old.Parent == r.Parent {
 			t.byID[r.ID] = r
-			t.all[searchSeq(t.all, r.Seq)] = r
+			t.all.replace(r)
 			if r.Parent != "" {
-				p := t.byParent[r.Parent]
-				p[searchSeq(p, r.Seq)] = r
+				t.byParent[r.Parent].replace(r)
 			}
 			return
 		}
 		m.delete(r.Kind, r.ID)
 	}
 	t.byID[r.ID] = r
-	t.all = insertSorted(t.all, r)
+	t.all.insert(r)
 	if r.Parent != "" {
-		t.byParent[r.Parent] = insertSorted(t.byParent[r.Parent], r)
+		p := t.byParent[r.Parent]
+		if p == nil {
+			p = &seqList{}
+			t.byParent[r.Parent] = p
+		}
+		p.insert(r)
 	}
 }
 
@@ -92,13 +90,12 @@ func (m memory) delete(kind, id string) {
 		return
 	}
 	delete(t.byID, id)
-	t.all = removeSorted(t.all, old.Seq)
+	t.all.remove(old.Seq)
 	if old.Parent != "" {
-		p := removeSorted(t.byParent[old.Parent], old.Seq)
-		if len(p) == 0 {
+		p := t.byParent[old.Parent]
+		p.remove(old.Seq)
+		if p.len() == 0 {
 			delete(t.byParent, old.Parent)
-		} else {
-			t.byParent[old.Parent] = p
 		}
 	}
 }
@@ -108,29 +105,6 @@ func searchSeq(s []*store.Record, seq int64) int {
 	return sort.Search(len(s), func(i int) bool { return s[i].Seq >= seq })
 }
 
-// insertSorted inserts r into s at its Seq position; new records usually go at the end.
-func insertSorted(s []*store.Record, r *store.Record) []*store.Record {
-	if n := len(s); n == 0 || s[n-1].Seq < r.Seq {
-		return append(s, r)
-	}
-	i := searchSeq(s, r.Seq)
-	s = append(s, nil)
-	copy(s[i+1:], s[i:])
-	s[i] = r
-	return s
-}
-
-// removeSorted removes the record with the given Seq from s.
-func removeSorted(s []*store.Record, seq int64) []*store.Record {
-	i := searchSeq(s, seq)
-	if i == len(s) || s[i].Seq != seq {
-		return s
-	}
-	copy(s[i:], s[i+1:])
-	s[len(s)-1] = nil
-	return s[:len(s)-1]
-}
-
 // clone returns a copy of r that shares no memory with it.
 func clone(r *store.Record) *store.Record {
 	c := *r
@@ -138,11 +112,13 @@ func clone(r *store.Record) *store.Record {
 	return &c
 }
 
-// cloneAll returns copies of rs in a new slice.
+// cloneAll replaces the records of rs, a slice the caller owns, by copies, and returns rs.
 func cloneAll(rs []*store.Record) []*store.Record {
-	out := make([]*store.Record, len(rs))
-	for i, r := range rs {
-		out[i] = clone(r)
+	if rs == nil {
+		return []*store.Record{}
 	}
-	return out
+	for i, r := range rs {
+		rs[i] = clone(r)
+	}
+	return rs
 }

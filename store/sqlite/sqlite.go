@@ -15,7 +15,8 @@
 // transaction is in the WAL file (the operating system's page cache) when Update returns, so
 // it survives a crash of the process (kill -9); it may be lost if the machine itself loses
 // power before the OS writes the page cache out. Open one directory from one process at a
-// time: Open takes an exclusive lock on it.
+// time: Open takes an exclusive lock on it, and SQLite runs with locking_mode=EXCLUSIVE, so
+// other programs (the sqlite3 shell) cannot read the database while the store is open.
 //
 // Only store/sqlite's users wire it: the domain sees the store.Store interface.
 package sqlite
@@ -56,6 +57,8 @@ type Store struct {
 	mem    memory
 	seq    int64 // the last Seq handed out
 	closed bool
+
+	seqSaved int64 // committer only: the Seq reservation in the meta table (seqBlock)
 }
 
 var _ store.Store = (*Store)(nil)
@@ -80,6 +83,11 @@ func Open(dir string) (*Store, error) {
 
 func open(path string) (*Store, error) {
 	q := url.Values{}
+	// Exclusive locking before WAL: the one connection keeps the database lock and SQLite
+	// keeps the WAL index in its own memory instead of a shared-memory file, which saves the
+	// lock and unlock system calls of every transaction. Open already allows one process
+	// per directory (lockDir), so nothing else may share the database anyway.
+	q.Add("_pragma", "locking_mode(EXCLUSIVE)")
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Add("_pragma", "busy_timeout(5000)")
@@ -135,7 +143,10 @@ func (s *Store) load(ctx context.Context) error {
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return err
 	}
+	// The meta row holds a reservation (see seqBlock): Seqs up to it may have been handed out
+	// before a crash, so continue after it.
 	s.seq = max(s.seq, seq)
+	s.seqSaved = s.seq
 	return nil
 }
 
@@ -211,8 +222,10 @@ func (st *statements) prepare(ctx context.Context, db *sql.DB) (err error) {
 		stmt, err = db.PrepareContext(ctx, query)
 		return stmt
 	}
-	st.upsert = prep(`INSERT OR REPLACE INTO records (kind, id, parent, version, seq, data)
-		VALUES (?, ?, ?, ?, ?, ?)`)
+	st.upsert = prep(`INSERT INTO records (kind, id, parent, version, seq, data)
+		VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (kind, id) DO UPDATE SET parent = excluded.parent, version = excluded.version,
+			seq = excluded.seq, data = excluded.data`)
 	st.delete = prep(`DELETE FROM records WHERE kind = ? AND id = ?`)
 	st.setSeq = prep(`INSERT OR REPLACE INTO meta (name, value) VALUES ('seq', ?)`)
 	return err

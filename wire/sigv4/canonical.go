@@ -24,6 +24,7 @@ type scratch struct {
 	sts      []byte // 64 bytes of HMAC pad, then the string to sign
 	kbuf     []byte // header name being canonicalized
 	bodyHex  [64]byte
+	s3       bool // S3 rules: the canonical URI is the path encoded once (see VerifyS3)
 }
 
 var scratchPool = sync.Pool{New: func() any {
@@ -36,6 +37,7 @@ const maxPooledBuffer = 16 << 10
 func getScratch() *scratch {
 	s := scratchPool.Get().(*scratch)
 	s.auth = authInfo{}
+	s.s3 = false
 	return s
 }
 
@@ -187,7 +189,11 @@ func (s *scratch) buildTail(r *http.Request, a *authInfo) {
 func (s *scratch) sign(method, path, payloadHash string, a *authInfo, key *[32]byte) [32]byte {
 	b := append(s.buf[:0], method...)
 	b = append(b, '\n')
-	b = appendURI(b, path)
+	if s.s3 {
+		b = appendS3URI(b, path)
+	} else {
+		b = appendURI(b, path)
+	}
 	b = append(b, s.tail...)
 	if payloadHash == "" {
 		b = append(b, s.bodyHex[:]...)

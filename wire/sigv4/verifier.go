@@ -21,6 +21,13 @@
 //   - A presigned request without X-Amz-Expires is held to MaxSkew, like a signed header.
 //   - X-Amz-Security-Token is signed like any other header or parameter but not checked:
 //     Hoist's keys have no session tokens.
+//
+// S3 requests (the build uploads) go through VerifyS3 instead, which follows S3's rules: the
+// path is encoded once, the body is streamed rather than read first, and X-Amz-Content-Sha256
+// may be UNSIGNED-PAYLOAD with a body or announce an aws-chunked body (chunks signed one by
+// one, optionally followed by trailing checksums, or unsigned with trailing checksums). Its
+// errors carry S3's error codes (S3Error), and it reports the session token for the caller to
+// check. The Verify path for GameLift is unchanged.
 package sigv4
 
 import (
