@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -402,7 +403,11 @@ func TestMeasureGameSessions(t *testing.T) {
 	if os.Getenv("HOIST_MEASURE_SESSIONS") == "" {
 		t.Skip("set HOIST_MEASURE_SESSIONS=1 to measure")
 	}
-	const processes, workers = 1000, 32
+	const processes = 1000
+	workers := 32 // concurrent clients; HOIST_MEASURE_WORKERS changes it
+	if n, err := strconv.Atoi(os.Getenv("HOIST_MEASURE_WORKERS")); err == nil && n > 0 {
+		workers = n
+	}
 	srv := startServer(t, server.Config{})
 	gl := client(srv.URL(), testKeyID, testSecret)
 	ctx := context.Background()
