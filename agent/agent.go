@@ -62,6 +62,7 @@ type Agent struct {
 	cp     ControlPlane
 	sup    *supervisor.Supervisor
 	tokens *tokenKeeper
+	logs   *logShipper // nil when the control plane takes no logs (logs.go)
 	msgs   chan Message
 	exitC  chan struct{}
 	quit   chan struct{} // closed when Run returns
@@ -104,7 +105,13 @@ func New(cfg Config) (*Agent, error) {
 		clk: cfg.Clock, refreshBefore: cfg.TokenRefreshBefore, checkEvery: cfg.TokenCheckInterval,
 		fetch: a.fetchToken,
 	}
-	a.sup = supervisor.New(a.supervisorConfig())
+	sc := a.supervisorConfig()
+	if up, ok := cfg.ControlPlane.(LogUploader); ok {
+		a.logs = newLogShipper(cfg.Clock, cfg.Logger, up, cfg.Compute, func() string { return a.tokens.Current().Value }, a.quit)
+		a.cp = logTap{ControlPlane: cfg.ControlPlane, logs: a.logs}
+		sc.Hooks = a.logs.hooks(sc.Hooks)
+	}
+	a.sup = supervisor.New(sc)
 	return a, nil
 }
 
@@ -175,6 +182,9 @@ func (a *Agent) Run(ctx context.Context) error {
 		}
 	}
 	a.finish(bg)
+	if a.logs != nil {
+		a.logs.drain()
+	}
 	return nil
 }
 

@@ -83,6 +83,7 @@ func (s *Service) managedHandlers(h *api.Handlers) {
 	h.StopFleetActions = s.StopFleetActions
 	h.DescribeEC2InstanceLimits = s.DescribeEC2InstanceLimits
 	s.instanceHandlers(h)
+	s.fleetLocationHandlers(h)
 }
 
 func managedNotFound(id string) func() error {

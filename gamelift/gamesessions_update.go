@@ -215,16 +215,3 @@ func (s *Service) endSession(tx store.Tx, rec *store.Record, d *gameSessionDoc, 
 	}
 	return putDoc(tx, rec, d)
 }
-
-// GetGameSessionLogUrl answers where a game session's logs are stored. GameLift stores logs
-// only for managed fleets (the operation's documentation); Hoist's Anywhere computes upload
-// none, so an existing session answers NotFoundException saying no logs are stored, as
-// GameLift does for a session without logs.
-func (s *Service) GetGameSessionLogUrl(ctx context.Context, in *api.GetGameSessionLogUrlInput) (*api.GetGameSessionLogUrlOutput, error) {
-	d, err := s.readSession(ctx, api.Deref(in.GameSessionId))
-	if err != nil {
-		return nil, err
-	}
-	return nil, api.Errorf(api.NotFoundException,
-		"No logs are stored for game session %s: logs are kept only for managed fleets, and fleet %s is an Anywhere fleet.", d.ARN, d.FleetID)
-}

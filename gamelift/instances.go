@@ -34,6 +34,7 @@ type ec2InstanceDoc struct {
 	IP       string `json:"ip"`
 	Status   string `json:"status"`
 	Created  int64  `json:"created"`
+	DNS      string `json:"dns,omitempty"` // fleets with a GENERATED certificate only
 }
 
 func (s *Service) instanceHandlers(h *api.Handlers) {
@@ -79,7 +80,7 @@ func (s *Service) reconcileFleet(tx store.Tx, f *fleetDoc, m *managedDoc) error 
 	for _, loc := range sortedLocations(m) {
 		want := int(m.Capacity[loc].Desired)
 		for n := len(live[loc]); n < want; n++ {
-			if err := s.addInstance(tx, f.ID, loc); err != nil {
+			if err := s.addInstance(tx, f, loc); err != nil {
 				return err
 			}
 		}
@@ -101,9 +102,10 @@ func sortedLocations(m *managedDoc) []string {
 	return locs
 }
 
-// addInstance creates a PENDING instance with the lowest free loopback address and registers
-// it as a compute of the fleet.
-func (s *Service) addInstance(tx store.Tx, fleetID, loc string) error {
+// addInstance creates a PENDING instance with the lowest free loopback address (and, on a
+// fleet with a GENERATED certificate, a DNS name) and registers it as a compute of the fleet.
+func (s *Service) addInstance(tx store.Tx, f *fleetDoc, loc string) error {
+	fleetID := f.ID
 	used := map[string]bool{}
 	if err := eachRecord(tx, kindEC2Instance, func(_ *store.Record, d *ec2InstanceDoc) { used[d.IP] = true }); err != nil {
 		return err
@@ -115,10 +117,13 @@ func (s *Service) addInstance(tx store.Tx, fleetID, loc string) error {
 		}
 	}
 	d := &ec2InstanceDoc{ID: newInstanceID(), FleetID: fleetID, Location: loc, IP: ip, Status: ec2Pending, Created: s.nowMillis()}
+	if f.Certificate == certificateGenerated {
+		d.DNS = InstanceDNSName(d.ID, loc)
+	}
 	if err := insertChild(tx, kindEC2Instance, d.ID, fleetID, d); err != nil {
 		return err
 	}
-	c := &computeDoc{FleetID: fleetID, Name: d.ID, IPAddress: ip, Location: loc, Status: computeActive, Created: d.Created}
+	c := &computeDoc{FleetID: fleetID, Name: d.ID, IPAddress: ip, DNSName: d.DNS, Location: loc, Status: computeActive, Created: d.Created}
 	return insertChild(tx, kindCompute, computeKey(fleetID, d.ID), fleetID, c)
 }
 
@@ -213,7 +218,7 @@ func (s *Service) DescribeInstances(ctx context.Context, in *api.DescribeInstanc
 func (s *Service) apiEC2Instance(d *ec2InstanceDoc, m *managedDoc) api.Instance {
 	status, it := api.InstanceStatus(d.Status), api.EC2InstanceType(m.InstanceType)
 	inst := api.Instance{InstanceId: api.String(d.ID), FleetId: api.String(d.FleetID),
-		FleetArn: api.String(s.arn(arnFleet, d.FleetID)), IpAddress: api.String(d.IP), Location: api.String(d.Location),
+		FleetArn: api.String(s.arn(arnFleet, d.FleetID)), IpAddress: api.String(d.IP), DnsName: optional(d.DNS), Location: api.String(d.Location),
 		Status: &status, Type: &it, CreationTime: stamp(d.Created)}
 	if m.OperatingSystem != "" {
 		os := api.OperatingSystem(m.OperatingSystem)
@@ -277,6 +282,10 @@ type LocalInstance struct {
 	Build BuildFiles
 	// ServerProcesses is the fleet's runtime configuration.
 	ServerProcesses []api.ServerProcess
+	// DNSName is the instance's DNS name; set only when the fleet's CertificateConfiguration
+	// is GENERATED: the host then issues the fleet certificate (CertificateHosts) into the
+	// sandbox and reports its path with InstanceCertificate.
+	DNSName string
 }
 
 // InstanceTerminating is the LocalInstance status of an instance that is to stop (and of every
@@ -305,7 +314,7 @@ func (s *Service) LocalInstances(ctx context.Context) ([]LocalInstance, error) {
 				builds[f.BuildID] = b
 			}
 			li := LocalInstance{FleetID: d.FleetID, InstanceID: d.ID, Location: d.Location, IPAddress: d.IP,
-				Status: d.Status, Build: *b.files(), ServerProcesses: runtimeOf(f).ServerProcesses}
+				DNSName: d.DNS, Status: d.Status, Build: *b.files(), ServerProcesses: runtimeOf(f).ServerProcesses}
 			if f.Status == fleetDeleting || f.Status == fleetTerminated || f.Status == fleetError {
 				li.Status = ec2Terminating
 			}

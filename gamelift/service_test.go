@@ -144,7 +144,8 @@ func TestHandlersSetsEveryImplementedOperation(t *testing.T) {
 		"UpdateGameSession", "TerminateGameSession", "GetGameSessionLogUrl", "CreatePlayerSession",
 		"CreatePlayerSessions", "DescribePlayerSessions", "RequestUploadCredentials",
 		"UpdateFleetCapacity", "DescribeFleetCapacity", "DescribeFleetPortSettings", "UpdateFleetPortSettings",
-		"StartFleetActions", "StopFleetActions", "DescribeEC2InstanceLimits", "DescribeInstances", "GetInstanceAccess"}
+		"StartFleetActions", "StopFleetActions", "DescribeEC2InstanceLimits", "DescribeInstances", "GetInstanceAccess",
+		"CreateFleetLocations", "DeleteFleetLocations", "DescribeFleetLocationCapacity", "DescribeFleetLocationUtilization"}
 	v := reflect.ValueOf(h).Elem()
 	set := 0
 	for i := 0; i < v.NumField(); i++ {

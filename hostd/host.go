@@ -15,12 +15,14 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/hoist-gg/hoist/api"
 	"github.com/hoist-gg/hoist/gamelift"
 	"github.com/hoist-gg/hoist/internal/clock"
+	"github.com/hoist-gg/hoist/internal/tlsca"
 )
 
 // Control is what the host needs from the control plane; *gamelift.Service implements it.
@@ -37,6 +39,8 @@ type Control interface {
 	InstanceGone(ctx context.Context, fleetID, instanceID string) error
 	// InstanceAuthToken issues a compute auth token for an instance's processes.
 	InstanceAuthToken(ctx context.Context, fleetID, instanceID string) (string, time.Time, error)
+	// InstanceCertificate reports where an instance's fleet certificate was written.
+	InstanceCertificate(ctx context.Context, fleetID, instanceID, path string) error
 	// AgentProcessExited reports a server process's exit with the agent's event code.
 	AgentProcessExited(ctx context.Context, fleetID, computeName, processID, eventCode string) error
 }
@@ -50,6 +54,12 @@ type Config struct {
 	Control Control
 	// Dir holds the sandboxes, one directory per instance (<data>/instances). Required.
 	Dir string
+	// CA issues the certificates of fleets whose CertificateConfiguration is GENERATED. When
+	// nil, Hoist's CA is opened (created if need be) in CADir on first use.
+	CA Issuer
+	// CADir is the directory of Hoist's CA; when empty, "tls" beside Dir (the server's layout:
+	// <data>/instances and <data>/tls).
+	CADir string
 	// SDKEndpoint is the Server SDK websocket URL processes get as GAMELIFT_SDK_WEBSOCKET_URL.
 	SDKEndpoint string
 	// Clock drives the supervisors' grace periods and the install timeout; clock.Real{} when nil.
@@ -73,6 +83,7 @@ type Host struct {
 	ctx    context.Context // ends with Close
 	cancel context.CancelFunc
 	wake   chan struct{}
+	certs  *fleetCerts
 
 	mu        sync.Mutex
 	instances map[string]*instance
@@ -96,8 +107,23 @@ func New(cfg Config) *Host {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.CADir == "" {
+		cfg.CADir = filepath.Join(filepath.Dir(cfg.Dir), "tls")
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Host{cfg: cfg, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1), instances: map[string]*instance{}, gone: map[string]bool{}}
+	return &Host{cfg: cfg, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1), certs: newFleetCerts(cfg),
+		instances: map[string]*instance{}, gone: map[string]bool{}}
+}
+
+// newFleetCerts returns the certificate cache of a Host: cfg.CA, or Hoist's CA opened from
+// cfg.CADir when first needed.
+func newFleetCerts(cfg Config) *fleetCerts {
+	return &fleetCerts{open: func() (Issuer, error) {
+		if cfg.CA != nil {
+			return cfg.CA, nil
+		}
+		return tlsca.Open(cfg.CADir, cfg.Clock)
+	}}
 }
 
 // Poke asks Run for a Step now (the control plane changed what it wants).

@@ -109,6 +109,15 @@ func (in *instance) setup(ctx context.Context) (api.EventCode, error) {
 	if err := installBuild(li.Build, in.dir); err != nil {
 		return api.EventCodeFleetBinaryDownloadFailed, fmt.Errorf("build %s could not be installed on instance %s: %w", li.Build.BuildID, li.InstanceID, err)
 	}
+	if li.DNSName != "" {
+		path, err := in.writeCertificate()
+		if err == nil {
+			err = c.InstanceCertificate(ctx, li.FleetID, li.InstanceID, path)
+		}
+		if err != nil {
+			return api.EventCodeFleetActivationFailed, fmt.Errorf("fleet certificate for instance %s: %w", li.InstanceID, err)
+		}
+	}
 	if li.Build.InstallScript != "" {
 		_ = c.InstanceEvent(ctx, li.FleetID, api.EventCodeFleetCreationRunningInstaller,
 			fmt.Sprintf("Running install script %s on instance %s.", li.Build.InstallScript, li.InstanceID))
@@ -179,6 +188,9 @@ func (in *instance) prestart(ctx context.Context, l *supervisor.Launch) error {
 		"HOIST_INSTANCE_IP_ADDRESS="+in.li.IPAddress,
 		"HOIST_INSTANCE_ROOT="+in.dir,
 	)
+	if in.li.DNSName != "" {
+		l.Env = append(l.Env, "HOIST_INSTANCE_DNS_NAME="+in.li.DNSName)
+	}
 	return nil
 }
 

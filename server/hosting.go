@@ -94,11 +94,15 @@ func (b *hostingBackend) Disconnected(ctx context.Context, ref sdkws.ProcessRef)
 	return b.svc.ServerProcessDisconnected(ctx, domainRef(ref))
 }
 
-// GetComputeCertificate is answered once fleets carry TLS certificates (managed fleets); until
-// then there is no certificate to point at.
+// GetComputeCertificate answers the path of the compute's TLS certificate (written by the host
+// for a fleet whose CertificateConfiguration is GENERATED, or registered with the compute) and
+// the compute name.
 func (b *hostingBackend) GetComputeCertificate(ctx context.Context, ref sdkws.ProcessRef) (message.GetComputeCertificateResult, error) {
-	return message.GetComputeCertificateResult{}, &sdkws.Error{Status: http.StatusBadRequest,
-		Message: "fleet " + ref.FleetID + " has no TLS certificate configuration"}
+	path, name, err := b.svc.ComputeCertificate(ctx, domainRef(ref))
+	if err != nil {
+		return message.GetComputeCertificateResult{}, wsError(err)
+	}
+	return message.GetComputeCertificateResult{CertificatePath: path, ComputeName: name}, nil
 }
 
 // GetFleetRoleCredentials answers as GameLift does for a compute without a fleet role: an empty
@@ -252,9 +256,18 @@ func computeNameOf(nameOrARN string) string {
 // The game- and player-session half of hostingBackend: sdkws.GameSessionBackend
 // by calling the domain, and the CreateGameSession push of gamelift.Notifier.
 
-// ActivateGameSession records the process's ActivateGameSession.
+// ActivateGameSession records the process's ActivateGameSession and tells the compute's
+// agent, if one is connected here, which game session the process hosts, so that the agent
+// can upload the process's logs for that session when it ends.
 func (b *hostingBackend) ActivateGameSession(ctx context.Context, ref sdkws.ProcessRef, req message.ActivateGameSession) error {
-	return wsError(b.svc.ActivateGameSession(ctx, domainRef(ref), req.GameSessionID))
+	if err := b.svc.ActivateGameSession(ctx, domainRef(ref), req.GameSessionID); err != nil {
+		return wsError(err)
+	}
+	agent := sdkws.ComputeRef{FleetID: ref.FleetID, ComputeName: ref.ComputeName}
+	if b.hub.AgentConnected(agent) {
+		_ = b.hub.PushAgent(ctx, agent, message.NotifyGameSessionActivated{ProcessID: ref.ProcessID, GameSessionID: req.GameSessionID})
+	}
+	return nil
 }
 
 // AcceptPlayerSession records the process's AcceptPlayerSession.

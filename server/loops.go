@@ -29,7 +29,20 @@ func (s *Server) startLoops(svc *gamelift.Service) {
 	sessions := svc.SessionMonitor()
 	s.fleetIQ, s.monitor, s.sessions = fleetIQ, monitor, sessions
 	s.instances = svc.InstanceMonitor()
-	wg.Add(5)
+	wg.Add(6)
+	go func() {
+		defer wg.Done()
+		tick := s.cfg.Clock.NewTicker(logPurgeInterval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C():
+				s.logs.purge(ctx)
+			}
+		}
+	}()
 	go func() {
 		defer wg.Done()
 		s.instances.Run(ctx, instanceMonitorInterval, func(err error) { s.log.Error("instance monitor step failed", "err", err) })
@@ -56,9 +69,13 @@ func (s *Server) startLoops(svc *gamelift.Service) {
 	}
 }
 
+// logPurgeInterval is how often game session logs past their retention are deleted.
+const logPurgeInterval = time.Hour
+
 // StepLoops runs one step of every background loop now. Tests call it after advancing a fake
 // clock instead of waiting for the loops' tickers.
 func (s *Server) StepLoops(ctx context.Context) error {
+	s.logs.purge(ctx)
 	return errors.Join(s.monitor.Step(ctx), s.sessions.Step(ctx), s.fleetIQ.Step(ctx),
 		s.instances.Step(ctx), s.host.Step(ctx))
 }

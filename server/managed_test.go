@@ -2,6 +2,10 @@ package server_test
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +21,7 @@ import (
 
 	"github.com/hoist-gg/hoist/internal/clock"
 	"github.com/hoist-gg/hoist/server"
+	"github.com/hoist-gg/hoist/serversdk"
 )
 
 // managedRig is a server on a fake clock and a local build of the example game server.
@@ -351,5 +356,81 @@ func (r *managedRig) waitFor(what string, cond func() bool) {
 			r.t.Fatalf("after 2m: %s", what)
 		}
 		time.Sleep(2 * time.Millisecond) // polling a real process's progress, not waiting for a timer
+	}
+}
+
+// TestManagedFleetCertificate: a fleet with CertificateConfiguration GENERATED gets a
+// certificate from Hoist's CA in each instance's sandbox; a Server SDK client on the instance
+// gets its path with GetComputeCertificate, and instances and game sessions carry the
+// instance's DNS name, which the certificate covers.
+func TestManagedFleetCertificate(t *testing.T) {
+	r := newManagedRig(t, false)
+	ctx := context.Background()
+	out, err := r.gl.CreateFleet(ctx, &gamelift.CreateFleetInput{Name: aws.String("tls"), BuildId: aws.String(r.build),
+		EC2InstanceType:          types.EC2InstanceTypeC5Large,
+		CertificateConfiguration: &types.CertificateConfiguration{CertificateType: types.CertificateTypeGenerated},
+		RuntimeConfiguration: &types.RuntimeConfiguration{ServerProcesses: []types.ServerProcess{{
+			LaunchPath: aws.String("/local/game/gameserver"), Parameters: aws.String("--port 0"), ConcurrentExecutions: aws.Int32(1)}}}})
+	if err != nil {
+		t.Fatalf("CreateFleet: %v", err)
+	}
+	fleet := aws.ToString(out.FleetAttributes.FleetId)
+	r.waitFor("fleet ACTIVE", func() bool { return r.settled(fleet, 1, 1) })
+	inst := r.instances(fleet)[0]
+	id, dns := aws.ToString(inst.InstanceId), aws.ToString(inst.DnsName)
+	if dns != id+".us-west-2.hoist.localhost" {
+		t.Fatalf("instance DnsName %q", dns)
+	}
+	pids := sandboxPIDs(r.data)
+	if len(pids) != 1 || environOf(pids[0], "HOIST_INSTANCE_DNS_NAME") != dns {
+		t.Fatalf("processes %v, HOIST_INSTANCE_DNS_NAME not %s", pids, dns)
+	}
+	tok, err := r.gl.GetComputeAuthToken(ctx, &gamelift.GetComputeAuthTokenInput{FleetId: aws.String(fleet), ComputeName: aws.String(id)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sdk := serversdk.New(serversdk.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err := sdk.InitSDK(ctx, serversdk.ServerParameters{WebSocketURL: environOf(pids[0], "GAMELIFT_SDK_WEBSOCKET_URL"),
+		ProcessID: "cert-client", HostID: id, FleetID: fleet, AuthToken: aws.ToString(tok.AuthToken)}); err != nil {
+		t.Fatalf("InitSDK: %v", err)
+	}
+	defer sdk.Destroy()
+	cert, err := sdk.GetComputeCertificate(ctx)
+	want := filepath.Join(r.data, "instances", id, "local", "certificates", "certificate.pem")
+	if err != nil || cert.CertificatePath != want || cert.ComputeName != id {
+		t.Fatalf("GetComputeCertificate = %+v, %v; want %s", cert, err, want)
+	}
+	verifyFleetCertificate(t, filepath.Dir(want), filepath.Join(r.data, "tls", "ca.crt"), dns)
+
+	gs, err := r.gl.CreateGameSession(ctx, &gamelift.CreateGameSessionInput{FleetId: aws.String(fleet), MaximumPlayerSessionCount: aws.Int32(2)})
+	if err != nil || aws.ToString(gs.GameSession.DnsName) != dns || aws.ToString(gs.GameSession.IpAddress) != aws.ToString(inst.IpAddress) {
+		t.Fatalf("CreateGameSession: %+v, %v; want DnsName %s", gs, err, dns)
+	}
+}
+
+// verifyFleetCertificate checks that the key pair in dir loads and that the certificate
+// chains to the CA in caFile (Hoist's) and to rootCertificate.pem, for dnsName.
+func verifyFleetCertificate(t *testing.T, dir, caFile, dnsName string) {
+	t.Helper()
+	pair, err := tls.LoadX509KeyPair(filepath.Join(dir, "certificate.pem"), filepath.Join(dir, "privateKey.pem"))
+	if err != nil {
+		t.Fatalf("fleet certificate: %v", err)
+	}
+	leaf, err := x509.ParseCertificate(pair.Certificate[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{caFile, filepath.Join(dir, "rootCertificate.pem")} {
+		pemBytes, err := os.ReadFile(f)
+		roots := x509.NewCertPool()
+		if err != nil || !roots.AppendCertsFromPEM(pemBytes) {
+			t.Fatalf("CA %s: %v", f, err)
+		}
+		if _, err := leaf.Verify(x509.VerifyOptions{Roots: roots, DNSName: dnsName}); err != nil {
+			t.Errorf("certificate against %s for %s: %v", f, dnsName, err)
+		}
+	}
+	if _, err := leaf.Verify(x509.VerifyOptions{Roots: x509.NewCertPool(), DNSName: dnsName}); err == nil {
+		t.Error("the certificate verified without Hoist's CA")
 	}
 }

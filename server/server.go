@@ -106,6 +106,7 @@ type Server struct {
 	s3Ln  net.Listener // the S3 endpoint for build uploads; nil when off
 	s3    *http.Server
 	hub   *sdkws.Hub
+	logs  *logFiles
 	// stopLoops stops the background loops (startLoops).
 	stopLoops func()
 	fleetIQ   *gamelift.FleetIQLoop
@@ -159,9 +160,15 @@ func (s *Server) build() error {
 	s.host = hostd.New(hostd.Config{Control: svc, Dir: filepath.Join(s.cfg.DataDir, "instances"),
 		SDKEndpoint: s.SDKEndpoint(), Clock: s.cfg.Clock, Logger: s.log})
 	pokeOnCapacityChanges(handlers, s.host.Poke)
+	logs, err := newLogFiles(svc, s.cfg.DataDir, s.URL(), s.cfg.Clock, s.log)
+	if err != nil {
+		return err
+	}
+	logs.wrap(handlers)
+	s.logs = logs
 	apiHandler := httpapi.New(httpapi.Config{Handlers: handlers, Authenticate: auth, Logger: s.log,
 		Extensions: fleetIQExtensions(svc)})
-	s.http = &http.Server{Handler: routeWebsockets(apiHandler, hub, hub.AgentHandler()),
+	s.http = &http.Server{Handler: routeWebsockets(logs.route(apiHandler), hub, hub.AgentHandler()),
 		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	if err := s.listenS3(svc); err != nil {
 		return err

@@ -9,6 +9,8 @@
 // then answers each guess with "higher", "lower" or "correct". When the player leaves, the
 // server calls RemovePlayerSession. On TerminateProcess it calls ProcessEnding and exits 0.
 //
+// It logs to stderr and to gameserver.log in its working directory (its LogPaths).
+//
 // Test hooks: -unhealthy (or HOIST_EXAMPLE_UNHEALTHY=1) reports unhealthy in every health
 // check; -skip-ready (or HOIST_EXAMPLE_SKIP_READY=1) never calls ProcessReady.
 package main
@@ -18,6 +20,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net"
@@ -31,12 +34,20 @@ import (
 	"github.com/hoist-gg/hoist/serversdk"
 )
 
+// logFile is the game's log, in its working directory; ProcessReady names it in LogPaths, so
+// the host uploads it as the game session's log when the process ends.
+const logFile = "gameserver.log"
+
 func main() {
 	port := flag.Int("port", 7777, "TCP port players connect to (0: any free port)")
 	unhealthy := flag.Bool("unhealthy", os.Getenv("HOIST_EXAMPLE_UNHEALTHY") == "1", "report unhealthy in every health check")
 	skipReady := flag.Bool("skip-ready", os.Getenv("HOIST_EXAMPLE_SKIP_READY") == "1", "never call ProcessReady")
 	flag.Parse()
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	out := io.Writer(os.Stderr)
+	if f, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err == nil {
+		out = io.MultiWriter(os.Stderr, f) // the file named in ProcessReady's LogPaths
+	}
+	log := slog.New(slog.NewTextHandler(out, nil))
 	if err := run(log, *port, *unhealthy, *skipReady); err != nil {
 		log.Error("gameserver failed", "err", err)
 		os.Exit(1)
@@ -69,7 +80,7 @@ func run(log *slog.Logger, port int, unhealthy, skipReady bool) error {
 	if !skipReady {
 		err := g.sdk.ProcessReady(ctx, serversdk.ProcessParameters{
 			Port:               port,
-			LogParameters:      serversdk.LogParameters{LogPaths: []string{"gameserver.log"}},
+			LogParameters:      serversdk.LogParameters{LogPaths: []string{logFile}},
 			OnStartGameSession: g.onStart,
 			OnProcessTerminate: g.onTerminate,
 			OnHealthCheck:      func() bool { return !unhealthy },

@@ -1,0 +1,254 @@
+package server
+
+import (
+	"archive/zip"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/hoist-gg/hoist/api"
+	"github.com/hoist-gg/hoist/gamelift"
+	"github.com/hoist-gg/hoist/internal/clock"
+)
+
+// LogsPath is where game session logs are uploaded (PUT LogsPath, by agents) and downloaded
+// (GET LogsPath<fleet>/<name>.zip with a pre-signed query) on the API listener.
+const LogsPath = "/hoist/logs/"
+
+// logsDir is the directory under the data directory that holds the logs and the URL key.
+const logsDir = "logs"
+
+// logURLKeyFile holds the key pre-signed log URLs are signed with (mode 0600).
+const logURLKeyFile = "url-signing.key"
+
+// logFiles stores uploaded game session logs under <data>/logs and serves them through
+// pre-signed URLs: an HMAC-SHA256 of the path and the expiry with a key kept in the data
+// directory. The records are the domain's (gamelift.AcceptGameSessionLog).
+type logFiles struct {
+	svc  *gamelift.Service
+	dir  string
+	key  []byte
+	clk  clock.Clock
+	base string // the API's URL, e.g. http://127.0.0.1:9080
+	log  *slog.Logger
+}
+
+// newLogFiles opens (or creates) the log directory and its signing key.
+func newLogFiles(svc *gamelift.Service, dataDir, base string, clk clock.Clock, log *slog.Logger) (*logFiles, error) {
+	dir := filepath.Join(dataDir, logsDir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	key, err := loadOrCreateKey(filepath.Join(dir, logURLKeyFile))
+	if err != nil {
+		return nil, err
+	}
+	return &logFiles{svc: svc, dir: dir, key: key, clk: clk, base: base, log: log}, nil
+}
+
+func loadOrCreateKey(file string) ([]byte, error) {
+	key, err := os.ReadFile(file)
+	if err == nil && len(key) >= 32 {
+		return key, nil
+	}
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	key = make([]byte, 32)
+	rand.Read(key)
+	return key, writeFileAtomic(file, key, 0o600)
+}
+
+// wrap makes GetGameSessionLogUrl answer pre-signed URLs, and purge expired logs on the way.
+func (l *logFiles) wrap(h *api.Handlers) {
+	handler := l.svc.GameSessionLogURLHandler(l.sign)
+	h.GetGameSessionLogUrl = func(ctx context.Context, in *api.GetGameSessionLogUrlInput) (*api.GetGameSessionLogUrlOutput, error) {
+		l.purge(ctx)
+		return handler(ctx, in)
+	}
+}
+
+// route sends requests under LogsPath to the log endpoints and the rest to next.
+func (l *logFiles) route(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case !strings.HasPrefix(r.URL.Path, LogsPath):
+			next.ServeHTTP(w, r)
+		case r.Method == http.MethodPut && r.URL.Path == LogsPath:
+			l.upload(w, r)
+		case r.Method == http.MethodGet || r.Method == http.MethodHead:
+			l.download(w, r)
+		default:
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		}
+	})
+}
+
+// sign returns the pre-signed URL of a stored log, valid for GameSessionLogURLLifetime.
+func (l *logFiles) sign(g gamelift.GameSessionLog) (string, error) {
+	p := LogsPath + g.Name
+	expires := strconv.FormatInt(l.clk.Now().Add(gamelift.GameSessionLogURLLifetime).Unix(), 10)
+	q := url.Values{"Expires": {expires}, "Signature": {l.mac(p, expires)}}
+	return l.base + p + "?" + q.Encode(), nil
+}
+
+func (l *logFiles) mac(path, expires string) string {
+	m := hmac.New(sha256.New, l.key)
+	m.Write([]byte(path + "\n" + expires))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// verify reports whether r carries a valid, unexpired signature for its path.
+func (l *logFiles) verify(r *http.Request) bool {
+	expires, sig := r.URL.Query().Get("Expires"), r.URL.Query().Get("Signature")
+	at, err := strconv.ParseInt(expires, 10, 64)
+	if err != nil || l.clk.Now().Unix() >= at {
+		return false
+	}
+	return hmac.Equal([]byte(sig), []byte(l.mac(r.URL.Path, expires)))
+}
+
+// download serves a log zip to a request with a valid signature; anything else is 403.
+func (l *logFiles) download(w http.ResponseWriter, r *http.Request) {
+	if !l.verify(r) {
+		http.Error(w, "bad or expired signature", http.StatusForbidden)
+		return
+	}
+	name, ok := l.file(strings.TrimPrefix(r.URL.Path, LogsPath))
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/zip")
+	http.ServeContent(w, r, filepath.Base(name), st.ModTime(), f)
+}
+
+// file maps a log Name to its path under the log directory, refusing anything that is not
+// "<fleet>/<name>.zip" of plain characters.
+func (l *logFiles) file(name string) (string, bool) {
+	parts := strings.Split(name, "/")
+	if len(parts) != 2 || !plain(parts[0]) || !plain(parts[1]) || !strings.HasSuffix(parts[1], ".zip") {
+		return "", false
+	}
+	return filepath.Join(l.dir, parts[0], parts[1]), true
+}
+
+func plain(s string) bool {
+	if s == "" || strings.HasPrefix(s, ".") {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// upload accepts an agent's log zip: PUT LogsPath?FleetId=&ComputeName=&GameSessionId= with
+// the compute auth token in the Authorization header.
+func (l *logFiles) upload(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	up := gamelift.GameSessionLogUpload{FleetID: q.Get("FleetId"), ComputeName: q.Get("ComputeName"),
+		GameSessionID: q.Get("GameSessionId")}
+	ctx := r.Context()
+	if err := l.svc.AuthenticateCompute(ctx, up.FleetID, up.ComputeName, r.Header.Get("Authorization")); err != nil {
+		writeLogError(w, l.log, err)
+		return
+	}
+	_, err := l.svc.AcceptGameSessionLog(ctx, up, func(g gamelift.GameSessionLog) (int64, error) {
+		return l.save(g, r.Body)
+	})
+	if err != nil {
+		writeLogError(w, l.log, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+	l.purge(ctx)
+}
+
+// save writes body to the log's file (through a temporary file and a rename), refusing more
+// than MaxGameSessionLogBytes and anything that is not a zip.
+func (l *logFiles) save(g gamelift.GameSessionLog, body io.Reader) (int64, error) {
+	name, ok := l.file(g.Name)
+	if !ok {
+		return 0, errors.New("bad log name " + g.Name)
+	}
+	if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
+		return 0, err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(name), ".upload-*")
+	if err != nil {
+		return 0, err
+	}
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	n, err := io.Copy(tmp, io.LimitReader(body, gamelift.MaxGameSessionLogBytes+1))
+	if err != nil || n > gamelift.MaxGameSessionLogBytes {
+		return n, err
+	}
+	if _, err := zip.NewReader(tmp, n); err != nil {
+		return 0, api.Errorf(api.InvalidRequestException, "The log upload is not a zip file: %v", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return 0, err
+	}
+	return n, os.Rename(tmp.Name(), name)
+}
+
+// purge removes the logs past their retention (best effort: a failure is logged).
+func (l *logFiles) purge(ctx context.Context) {
+	_, err := l.svc.PurgeGameSessionLogs(ctx, func(g gamelift.GameSessionLog) error {
+		name, ok := l.file(g.Name)
+		if !ok {
+			return nil
+		}
+		if err := os.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		l.log.Warn("purge game session logs", "err", err)
+	}
+}
+
+// writeLogError answers a domain error with its HTTP status and message.
+func writeLogError(w http.ResponseWriter, log *slog.Logger, err error) {
+	var e *api.Error
+	if !errors.As(err, &e) {
+		log.Error("game session log upload", "err", err)
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	status := http.StatusBadRequest
+	switch e.Code {
+	case api.UnauthorizedException:
+		status = http.StatusForbidden
+	case api.NotFoundException:
+		status = http.StatusNotFound
+	}
+	http.Error(w, e.Message, status)
+}
