@@ -68,38 +68,6 @@ func (s *Service) DescribeFleetEvents(ctx context.Context, in *api.DescribeFleet
 	return out, nil
 }
 
-// scanChildren is scan (paging.go) over the records of kind with Parent parent.
-func scanChildren[T any](tx store.Tx, kind, parent string, cursor int64, limit int, keep func(*T) bool) (scanned[T], error) {
-	var page scanned[T]
-	batch := max(limit+1, defaultPageSize)
-	after := max(cursor, 0)
-	for {
-		recs, err := tx.List(kind, store.ListOptions{Parent: parent, AfterSeq: after, Limit: batch})
-		if err != nil {
-			return page, err
-		}
-		for _, r := range recs {
-			after = r.Seq
-			doc := new(T)
-			if err := json.Unmarshal(r.Data, doc); err != nil {
-				return page, err
-			}
-			if !keep(doc) {
-				continue
-			}
-			if len(page.Items) == limit {
-				page.More = true
-				return page, nil
-			}
-			page.Items = append(page.Items, doc)
-			page.Last = r.Seq
-		}
-		if len(recs) < batch {
-			return page, nil
-		}
-	}
-}
-
 // eachChild calls fn for every record of kind with Parent parent, decoded into a T.
 func eachChild[T any](tx store.Tx, kind, parent string, fn func(*store.Record, *T) error) error {
 	recs, err := tx.List(kind, store.ListOptions{Parent: parent})

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hoist-gg/hoist/api"
+	"github.com/hoist-gg/hoist/internal/clock"
 	"github.com/hoist-gg/hoist/store"
 )
 
@@ -59,18 +60,11 @@ func (l *FleetIQLoop) Run(ctx context.Context) {
 	if interval <= 0 {
 		interval = DefaultFleetIQInterval
 	}
-	t := l.svc.clock.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C():
-			if err := l.Step(ctx); err != nil && l.Logger != nil && ctx.Err() == nil {
-				l.Logger.Error("fleetiq loop step", "error", err)
-			}
+	clock.Every(ctx, l.svc.clock, interval, l.Step, func(err error) {
+		if l.Logger != nil {
+			l.Logger.Error("fleetiq loop step", "error", err)
 		}
-	}
+	})
 }
 
 // Step advances every group by one status where it can and sweeps unhealthy game servers:

@@ -238,28 +238,3 @@ func jsonOf(v any) ([]byte, error) { return json.Marshal(v) }
 
 // jsonInto decodes a document.
 func jsonInto(data []byte, v any) error { return json.Unmarshal(data, v) }
-
-// scanParent is scan restricted to the records of kind with the given Parent.
-func scanParent[T any](tx store.Tx, kind, parent string, cursor int64, limit int, keep func(*T) bool) (scanned[T], error) {
-	var page scanned[T]
-	recs, err := tx.List(kind, store.ListOptions{Parent: parent, AfterSeq: max(cursor, 0)})
-	if err != nil {
-		return page, err
-	}
-	for _, r := range recs {
-		doc := new(T)
-		if err := json.Unmarshal(r.Data, doc); err != nil {
-			return page, err
-		}
-		if !keep(doc) {
-			continue
-		}
-		if len(page.Items) == limit {
-			page.More = true
-			return page, nil
-		}
-		page.Items = append(page.Items, doc)
-		page.Last = r.Seq
-	}
-	return page, nil
-}

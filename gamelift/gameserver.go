@@ -390,7 +390,7 @@ func (s *Service) DescribeGameServerInstances(ctx context.Context, in *api.Descr
 	}
 	var page scanned[instanceDoc]
 	err = s.view(ctx, func(tx store.Tx) error {
-		page, err = scanParent(tx, kindGameServerInstance, g.Name, cursor, pageSize(in.Limit), func(d *instanceDoc) bool {
+		page, err = scanChildren(tx, kindGameServerInstance, g.Name, cursor, pageSize(in.Limit), func(d *instanceDoc) bool {
 			return len(ids) == 0 || slices.Contains(ids, d.ID)
 		})
 		return err

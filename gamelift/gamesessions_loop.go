@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hoist-gg/hoist/api"
+	"github.com/hoist-gg/hoist/internal/clock"
 	"github.com/hoist-gg/hoist/store"
 )
 
@@ -30,18 +31,7 @@ func (s *Service) SessionMonitor() *SessionMonitor { return &SessionMonitor{s: s
 // Run calls Step every interval of the Service's clock until ctx is done, passing Step's
 // errors to onError (which may be nil).
 func (m *SessionMonitor) Run(ctx context.Context, interval time.Duration, onError func(error)) {
-	t := m.s.clock.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C():
-			if err := m.Step(ctx); err != nil && ctx.Err() == nil && onError != nil {
-				onError(err)
-			}
-		}
-	}
+	clock.Every(ctx, m.s.clock, interval, m.Step, onError)
 }
 
 // Step makes every transition due at the clock's current time; errors are joined, and one

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hoist-gg/hoist/api"
+	"github.com/hoist-gg/hoist/internal/clock"
 	"github.com/hoist-gg/hoist/store"
 )
 
@@ -546,16 +547,5 @@ func (m *InstanceMonitor) stepFleet(ctx context.Context, id string) error {
 
 // Run steps the monitor on a ticker of the service's clock until ctx ends.
 func (m *InstanceMonitor) Run(ctx context.Context, interval time.Duration, onError func(error)) {
-	t := m.s.clock.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C():
-			if err := m.Step(ctx); err != nil && ctx.Err() == nil {
-				onError(err)
-			}
-		}
-	}
+	clock.Every(ctx, m.s.clock, interval, m.Step, onError)
 }

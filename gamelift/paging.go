@@ -79,11 +79,16 @@ type scanned[T any] struct {
 // keeping those keep accepts, until it has limit of them and knows whether another follows.
 // Filtering happens here, above the store, which only pages by Seq.
 func scan[T any](tx store.Tx, kind string, cursor int64, limit int, keep func(*T) bool) (scanned[T], error) {
+	return scanChildren(tx, kind, "", cursor, limit, keep)
+}
+
+// scanChildren is scan over the records of kind with Parent parent ("" for every record).
+func scanChildren[T any](tx store.Tx, kind, parent string, cursor int64, limit int, keep func(*T) bool) (scanned[T], error) {
 	var page scanned[T]
 	batch := max(limit+1, defaultPageSize)
 	after := max(cursor, 0)
 	for {
-		recs, err := tx.List(kind, store.ListOptions{AfterSeq: after, Limit: batch})
+		recs, err := tx.List(kind, store.ListOptions{Parent: parent, AfterSeq: after, Limit: batch})
 		if err != nil {
 			return page, err
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hoist-gg/hoist/api"
+	"github.com/hoist-gg/hoist/internal/clock"
 	"github.com/hoist-gg/hoist/store"
 )
 
@@ -37,18 +38,7 @@ func (s *Service) ProcessMonitor() *ProcessMonitor { return &ProcessMonitor{s: s
 // Run calls Step every interval of the Service's clock until ctx is done, passing Step's
 // errors to onError (which may be nil).
 func (m *ProcessMonitor) Run(ctx context.Context, interval time.Duration, onError func(error)) {
-	t := m.s.clock.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C():
-			if err := m.Step(ctx); err != nil && ctx.Err() == nil && onError != nil {
-				onError(err)
-			}
-		}
-	}
+	clock.Every(ctx, m.s.clock, interval, m.Step, onError)
 }
 
 // Step makes every transition that is due at the clock's current time. It returns store

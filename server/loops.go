@@ -8,6 +8,7 @@ import (
 
 	"github.com/hoist-gg/hoist/api"
 	"github.com/hoist-gg/hoist/gamelift"
+	"github.com/hoist-gg/hoist/internal/clock"
 )
 
 // processMonitorInterval is how often the server-process monitor looks for due transitions
@@ -32,16 +33,7 @@ func (s *Server) startLoops(svc *gamelift.Service) {
 	wg.Add(6)
 	go func() {
 		defer wg.Done()
-		tick := s.cfg.Clock.NewTicker(logPurgeInterval)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C():
-				s.logs.purge(ctx)
-			}
-		}
+		clock.Every(ctx, s.cfg.Clock, logPurgeInterval, func(ctx context.Context) error { s.logs.purge(ctx); return nil }, nil)
 	}()
 	go func() {
 		defer wg.Done()

@@ -4,6 +4,7 @@
 package clock
 
 import (
+	"context"
 	"sort"
 	"sync"
 	"time"
@@ -131,5 +132,22 @@ func (f *Fake) Set(t time.Time) {
 	}
 	if t.After(f.now) {
 		f.now = t
+	}
+}
+
+// Every calls step each interval of c until ctx is done, passing step's errors to onError
+// (which may be nil). It is the body of every background loop's Run method.
+func Every(ctx context.Context, c Clock, interval time.Duration, step func(context.Context) error, onError func(error)) {
+	t := c.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+			if err := step(ctx); err != nil && ctx.Err() == nil && onError != nil {
+				onError(err)
+			}
+		}
 	}
 }

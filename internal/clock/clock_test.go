@@ -1,6 +1,9 @@
 package clock
 
 import (
+	"context"
+	"errors"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -77,5 +80,39 @@ func TestRealClock(t *testing.T) {
 	case <-tk.C():
 	case <-c.After(10 * time.Second):
 		t.Fatal("a 1ms ticker did not tick within 10s")
+	}
+}
+
+func TestEveryStepsOnTheClockAndStops(t *testing.T) {
+	f := NewFake(start)
+	ctx, cancel := context.WithCancel(context.Background())
+	steps, errs := make(chan struct{}, 10), make(chan error, 10)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Every(ctx, f, time.Minute, func(context.Context) error { steps <- struct{}{}; return errors.New("boom") },
+			func(err error) { errs <- err })
+	}()
+	for i := 0; i < 2; i++ {
+		// The ticker is created inside the goroutine: advance until it has fired.
+		deadline := time.Now().Add(10 * time.Second)
+		for len(steps) == 0 && time.Now().Before(deadline) {
+			f.Advance(time.Minute)
+			runtime.Gosched()
+		}
+		select {
+		case <-steps:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("step %d did not run", i+1)
+		}
+		if err := <-errs; err == nil || err.Error() != "boom" {
+			t.Fatalf("onError got %v", err)
+		}
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Every did not return after its context ended")
 	}
 }
