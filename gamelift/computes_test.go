@@ -67,7 +67,7 @@ func TestRegisterComputeErrors(t *testing.T) {
 	cases["no Location"].in.Location = nil
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			msg := f.unchangedAll(t, c.code, func() error { _, err := f.h.RegisterCompute(f.ctx, c.in); return err })
+			msg := f.unchanged(t, c.code, func() error { _, err := f.h.RegisterCompute(f.ctx, c.in); return err })
 			if !strings.Contains(msg, c.msg) {
 				t.Errorf("message %q does not mention %q", msg, c.msg)
 			}
@@ -79,7 +79,7 @@ func TestRegisterComputeErrors(t *testing.T) {
 		t.Errorf("DNS-only compute = %+v", c)
 	}
 	ok(f.h.DeleteFleet(f.ctx, &api.DeleteFleetInput{FleetId: api.String(fleet)}))(t)
-	f.unchangedAll(t, api.ConflictException, func() error {
+	f.unchanged(t, api.ConflictException, func() error {
 		_, err := f.h.RegisterCompute(f.ctx, registerInput(fleet, "host-3", "custom-loc-1"))
 		return err
 	})
@@ -152,7 +152,7 @@ func TestComputeAuthTokens(t *testing.T) {
 		"no token":      {ref, ""},
 	} {
 		t.Run(name, func(t *testing.T) {
-			f.unchangedAll(t, api.UnauthorizedException, func() error { return f.svc.AuthenticateProcess(f.ctx, c.ref, c.token) })
+			f.unchanged(t, api.UnauthorizedException, func() error { return f.svc.AuthenticateProcess(f.ctx, c.ref, c.token) })
 		})
 	}
 	f.clock.Advance(DefaultComputeAuthTokenLifetime - time.Millisecond)
@@ -192,7 +192,7 @@ func TestDeregisterCompute(t *testing.T) {
 		api.UnauthorizedException)
 	_, err := f.h.DescribeCompute(f.ctx, &api.DescribeComputeInput{FleetId: api.String(fleet), ComputeName: api.String("host-1")})
 	wantCode(t, err, api.NotFoundException)
-	f.unchangedAll(t, api.NotFoundException, func() error {
+	f.unchanged(t, api.NotFoundException, func() error {
 		_, err := f.h.DeregisterCompute(f.ctx, &api.DeregisterComputeInput{FleetId: api.String(fleet), ComputeName: api.String("host-1")})
 		return err
 	})

@@ -89,7 +89,8 @@ func (f *fixture) snapshot(t *testing.T) string {
 	t.Helper()
 	var b bytes.Buffer
 	err := f.store.View(f.ctx, func(tx store.Tx) error {
-		for _, kind := range []string{kindAlias, kindBuild, kindLocation} {
+		for _, kind := range []string{kindAlias, kindBuild, kindLocation, kindFleet, kindCompute,
+			kindComputeToken, kindProcess, kindFleetEvent} {
 			recs, err := tx.List(kind, store.ListOptions{})
 			if err != nil {
 				return err
