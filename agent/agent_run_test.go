@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"github.com/hoist-gg/hoist/internal/testwait"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,11 +25,10 @@ func TestAgentHeartbeatPushesAndReports(t *testing.T) {
 	// The environment of protocol §1.1.
 	for _, p := range procs {
 		var body []byte
-		deadline := time.Now().Add(20 * time.Second)
-		for body == nil && time.Now().Before(deadline) {
+		testwait.Until(t, 20*time.Second, 2*time.Millisecond, "the process's environment file", func() bool {
 			body, _ = os.ReadFile(filepath.Join(h.dir, strconv.Itoa(p.PID)+".env"))
-			time.Sleep(2 * time.Millisecond)
-		}
+			return body != nil
+		})
 		env := strings.Split(string(body), "\n")
 		slices.Sort(env)
 		want := []string{
@@ -135,21 +135,7 @@ func TestAgentStartComputeTermination(t *testing.T) {
 	if term["ProcessId"] != p.ID || term["TerminationReason"] != "COMPUTE_SHUTDOWN" {
 		t.Fatalf("termination report %v", term)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		select {
-		case err := <-h.ran:
-			if err != nil {
-				t.Fatal(err)
-			}
-			h.ran <- err
-			return
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("Run did not return after StartComputeTermination")
-		}
-		h.fc.Advance(time.Second)
-		time.Sleep(2 * time.Millisecond)
+	if err := h.waitRun(time.Second, "Run returning after StartComputeTermination"); err != nil {
+		t.Fatal(err)
 	}
 }

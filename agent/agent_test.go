@@ -3,6 +3,8 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"github.com/hoist-gg/hoist/internal/testwait"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -165,23 +167,27 @@ func sleepers(n int) func(bin, dir string) []supervisor.ServerProcess {
 // shutdown cancels the agent and lets its grace period pass on the fake clock.
 func (h *agentHarness) shutdown() {
 	h.stop()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		select {
-		case err := <-h.ran:
-			if err != nil {
-				h.t.Errorf("Run: %v", err)
-			}
-			h.ran <- err // let a second shutdown call see it too
-			return
-		default:
-		}
-		if time.Now().After(deadline) {
-			h.t.Fatal("agent did not stop")
-		}
-		h.fc.Advance(10 * time.Second)
-		time.Sleep(2 * time.Millisecond)
+	if err := h.waitRun(10*time.Second, "the agent stopping"); err != nil {
+		h.t.Errorf("Run: %v", err)
 	}
+}
+
+// waitRun advances the fake clock by step between polls until Run returns, and returns its
+// error, putting it back so that a later call sees it too.
+func (h *agentHarness) waitRun(step time.Duration, what string) error {
+	h.t.Helper()
+	var err error
+	testwait.Until(h.t, 20*time.Second, 2*time.Millisecond, what, func() bool {
+		select {
+		case err = <-h.ran:
+			h.ran <- err
+			return true
+		default:
+			h.fc.Advance(step)
+			return false
+		}
+	})
+	return err
 }
 
 // next waits for the next frame with the given action, advancing the fake clock meanwhile;
@@ -206,18 +212,15 @@ func (h *agentHarness) next(action string, step time.Duration) map[string]any {
 
 func (h *agentHarness) live(t *testing.T, n int) []supervisor.Info {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		ps := h.a.Supervisor().Processes()
-		if len(ps) == n {
-			return ps
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d live processes, want %d", len(ps), n)
+	var ps []supervisor.Info
+	testwait.Until(t, 20*time.Second, 2*time.Millisecond, fmt.Sprintf("%d live processes", n), func() bool {
+		if ps = h.a.Supervisor().Processes(); len(ps) == n {
+			return true
 		}
 		h.fc.Advance(500 * time.Millisecond)
-		time.Sleep(2 * time.Millisecond)
-	}
+		return false
+	})
+	return ps
 }
 
 func ids(v any) []string {

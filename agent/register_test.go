@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hoist-gg/hoist/internal/testwait"
 	"testing"
 	"time"
 
@@ -25,19 +26,17 @@ func registerOnClock(t *testing.T, cp *fakeControlPlane) (Registration, error, t
 		reg, err := Register(context.Background(), fc, cp, Compute{FleetID: "fleet-1", ComputeName: "host-1"})
 		done <- result{reg, err}
 	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	var r result
+	testwait.Until(t, 20*time.Second, time.Millisecond, "Register returning", func() bool {
 		select {
-		case r := <-done:
-			return r.reg, r.err, fc.Now().Sub(start)
+		case r = <-done:
+			return true
 		default:
+			fc.Advance(250 * time.Millisecond)
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("Register did not return")
-		}
-		fc.Advance(250 * time.Millisecond)
-		time.Sleep(time.Millisecond)
-	}
+	})
+	return r.reg, r.err, fc.Now().Sub(start)
 }
 
 func notReady() error { return fmt.Errorf("RegisterCompute: %w", ErrNotReady) }

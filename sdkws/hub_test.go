@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"github.com/hoist-gg/hoist/internal/testwait"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -64,11 +66,8 @@ func dial(t *testing.T, u string) *websocket.Conn {
 // the client's dial returns); the deadline only bounds a failing test.
 func (e *env) sockets(t *testing.T, n int) {
 	t.Helper()
-	for deadline := time.Now().Add(wait); e.hub.Sockets() != n; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("hub holds %d sockets, want %d", e.hub.Sockets(), n)
-		}
-	}
+	testwait.Until(t, wait, 5*time.Millisecond, fmt.Sprintf("the hub holding %d sockets", n),
+		func() bool { return e.hub.Sockets() == n })
 }
 
 func dialStatus(t *testing.T, u string) int {

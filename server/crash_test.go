@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/hoist-gg/hoist/internal/testwait"
 	"net"
 	"net/http"
 	"os"
@@ -70,18 +71,13 @@ func startHoistWith(t *testing.T, bin, addr string, args ...string) *exec.Cmd {
 // waitHealthy polls addr's /healthz until it answers, for at most 30 seconds.
 func waitHealthy(t *testing.T, addr string) {
 	t.Helper()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	testwait.Until(t, 30*time.Second, 20*time.Millisecond, "hoist answering on "+addr, func() bool {
 		resp, err := http.Get("http://" + addr + "/healthz")
 		if err == nil {
 			resp.Body.Close()
-			return
 		}
-		<-tick.C
-	}
-	t.Fatalf("hoist on %s did not answer within 30s", addr)
+		return err == nil
+	})
 }
 
 // TestKill9LosesNothingAcknowledged creates aliases against a real `hoist server` process,
@@ -114,11 +110,7 @@ func testKill9(t *testing.T, extra ...string) {
 			acked <- aws.ToString(out.Alias.AliasId)
 		}
 	}()
-	tick := time.NewTicker(5 * time.Millisecond)
-	for len(acked) < 50 {
-		<-tick.C
-	}
-	tick.Stop()
+	testwait.Until(t, 60*time.Second, 5*time.Millisecond, "50 acknowledged aliases", func() bool { return len(acked) >= 50 })
 	proc.Process.Signal(syscall.SIGKILL)
 	proc.Wait()
 	<-done

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/hoist-gg/hoist/internal/testwait"
 	"io"
 	"net/http"
 	"os"
@@ -40,20 +41,13 @@ func createActiveGroup(t *testing.T, gl *gamelift.Client, name string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	testwait.Until(t, 15*time.Second, 50*time.Millisecond, "group "+name+" ACTIVE", func() bool {
 		out, err := gl.DescribeGameServerGroup(ctx, &gamelift.DescribeGameServerGroupInput{GameServerGroupName: aws.String(name)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if out.GameServerGroup.Status == types.GameServerGroupStatusActive {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("group %s still %s", name, out.GameServerGroup.Status)
-		}
-		time.Sleep(50 * time.Millisecond) // polling a real loop on the wall clock
-	}
+		return out.GameServerGroup.Status == types.GameServerGroupStatusActive
+	})
 }
 
 func instanceID(n int) string { return fmt.Sprintf("i-%017d", n) }

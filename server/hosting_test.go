@@ -3,6 +3,7 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"github.com/hoist-gg/hoist/internal/testwait"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,15 +55,7 @@ func pidsOf(bin string) []int {
 // eventually polls cond every 50 ms until it holds or d passes.
 func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %v: %s", d, what)
-		}
-		<-tick.C
-	}
+	testwait.Until(t, d, 50*time.Millisecond, what, cond)
 }
 
 // hostingRig is a server on a fake clock, a fleet, and a `hoist agent` process.

@@ -59,7 +59,7 @@ func TestMeasureIdleProcesses(t *testing.T) {
 		t.Fatalf("utilization after connecting: %v %+v", err, util)
 	}
 	cpu0, wall0 := cpuTicks(proc.Process.Pid), time.Now()
-	time.Sleep(time.Duration(seconds) * time.Second) // the measurement window itself
+	<-time.After(time.Duration(seconds) * time.Second) // the measurement window itself
 	cpu := float64(cpuTicks(proc.Process.Pid)-cpu0) / 100 / time.Since(wall0).Seconds()
 	rss := rssKiB(proc.Process.Pid)
 	t.Logf("%d idle processes: server RSS %.1f MiB (%.1f MiB before connecting, %.1f KiB per process), CPU %.2f%% of one core over %ds",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"github.com/hoist-gg/hoist/internal/testwait"
 	"io"
 	"log/slog"
 	"os"
@@ -350,13 +351,7 @@ func TestManagedFleetTimings(t *testing.T) {
 // waitFor polls cond every 2 ms (a measurement's resolution) for up to two minutes.
 func (r *managedRig) waitFor(what string, cond func() bool) {
 	r.t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			r.t.Fatalf("after 2m: %s", what)
-		}
-		time.Sleep(2 * time.Millisecond) // polling a real process's progress, not waiting for a timer
-	}
+	testwait.Until(r.t, 2*time.Minute, 2*time.Millisecond, what, cond)
 }
 
 // TestManagedFleetCertificate: a fleet with CertificateConfiguration GENERATED gets a

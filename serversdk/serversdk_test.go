@@ -3,6 +3,7 @@ package serversdk_test
 import (
 	"context"
 	"errors"
+	"github.com/hoist-gg/hoist/internal/testwait"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -258,10 +259,7 @@ func TestReconnectAfterDropAndRefresh(t *testing.T) {
 	if again.IdempotencyToken != tok {
 		t.Errorf("reconnect changed the idempotency token: %q -> %q", tok, again.IdempotencyToken)
 	}
-	deadline := time.Now().Add(wait)
-	for !f.hub.Connected("proc-3") && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond) // polling a real socket's arrival, with a deadline
-	}
+	testwait.Until(t, wait, 10*time.Millisecond, "the SDK reconnected", func() bool { return f.hub.Connected("proc-3") })
 	f.advanceUntil(t, "Heartbeat")
 	// Whether the Hub saw the drop before the new socket arrived (a Disconnected) or after
 	// (none) is a race of real sockets; both are right. Forget it either way.

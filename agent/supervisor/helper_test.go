@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"fmt"
+	"github.com/hoist-gg/hoist/internal/testwait"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -93,27 +94,20 @@ func (r *recorder) snapshot() ([]Info, []Exit) {
 // processes, not on the supervisor's clock).
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testwait.Until(t, 20*time.Second, 5*time.Millisecond, what, cond)
 }
 
 // advanceUntil moves the fake clock forward in steps until cond holds, giving the supervisor
 // goroutine and the OS processes real time to react between steps.
 func advanceUntil(t *testing.T, fc *clock.Fake, step time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s (fake time %v)", what, fc.Now().Sub(epoch))
+	testwait.Until(t, 20*time.Second, 2*time.Millisecond, what, func() bool {
+		if cond() {
+			return true
 		}
 		fc.Advance(step)
-		time.Sleep(2 * time.Millisecond)
-	}
+		return false
+	})
 }
 
 // alive reports whether pid is a running (not zombie) process.

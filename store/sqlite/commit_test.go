@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hoist-gg/hoist/internal/testwait"
 	"runtime"
 	"strings"
 	"sync"
@@ -65,24 +66,17 @@ func insertFn(id string) func(store.Tx) error {
 // waitQueued polls until n Updates wait in s's queue.
 func waitQueued(t *testing.T, s *Store, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testwait.Until(t, 10*time.Second, time.Millisecond, fmt.Sprintf("%d Updates queued", n), func() bool {
 		s.qmu.Lock()
+		defer s.qmu.Unlock()
 		got := 0
 		for _, r := range s.queue {
 			if r.state == queued {
 				got++
 			}
 		}
-		s.qmu.Unlock()
-		if got == n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d Updates queued, want %d", got, n)
-		}
-		time.Sleep(time.Millisecond) // polling, not waiting for behaviour
-	}
+		return got == n
+	})
 }
 
 // queue starts Updates in order, each after the previous one is queued, and returns their
@@ -329,13 +323,7 @@ func TestCloseCommitsQueued(t *testing.T) {
 	wait := queueInOrder(t, s, insertFn("q1"), insertFn("q2"))
 	closed := make(chan error, 1)
 	go func() { closed <- s.Close() }()
-	deadline := time.Now().Add(10 * time.Second)
-	for !s.isShut() {
-		if time.Now().After(deadline) {
-			t.Fatal("Close never began")
-		}
-		time.Sleep(time.Millisecond) // polling, not waiting for behaviour
-	}
+	testwait.Until(t, 10*time.Second, time.Millisecond, "Close beginning", s.isShut)
 	if err := s.Update(context.Background(), insertFn("after")); !errors.Is(err, errClosed) {
 		t.Errorf("Update during Close returned %v, want errClosed", err)
 	}
