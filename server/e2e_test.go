@@ -267,6 +267,22 @@ func post(t *testing.T, base, proto, op string) (int, string) {
 	}
 	body, _ := io.ReadAll(req.Body)
 	req.Body = io.NopCloser(bytes.NewReader(body))
+	status, raw := signedDo(t, req, body)
+	var e struct {
+		Type string `json:"__type"`
+	}
+	if proto == "json" {
+		json.Unmarshal(raw, &e)
+	} else {
+		cbor.Unmarshal(raw, &e)
+	}
+	return status, e.Type
+}
+
+// signedDo signs req (whose body is body) with the test key pair for gamelift and sends it,
+// returning the status and the response body.
+func signedDo(t *testing.T, req *http.Request, body []byte) (int, []byte) {
+	t.Helper()
 	sum := sha256.Sum256(body)
 	creds := aws.Credentials{AccessKeyID: testKeyID, SecretAccessKey: testSecret}
 	if err := v4.NewSigner().SignHTTP(context.Background(), creds, req, hex.EncodeToString(sum[:]), "gamelift", "us-west-2", time.Now()); err != nil {
@@ -278,15 +294,7 @@ func post(t *testing.T, base, proto, op string) (int, string) {
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
-	var e struct {
-		Type string `json:"__type"`
-	}
-	if proto == "json" {
-		json.Unmarshal(raw, &e)
-	} else {
-		cbor.Unmarshal(raw, &e)
-	}
-	return resp.StatusCode, e.Type
+	return resp.StatusCode, raw
 }
 
 // checkAliasesVisible checks that every alias a lists, b lists too.

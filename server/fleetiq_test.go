@@ -3,11 +3,8 @@ package server_test
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"github.com/hoist-gg/hoist/internal/testwait"
-	"io"
 	"net/http"
 	"os"
 	"strconv"
@@ -17,7 +14,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/service/gamelift"
 	"github.com/aws/aws-sdk-go-v2/service/gamelift/types"
 
@@ -119,18 +115,8 @@ func setInstanceStatus(t *testing.T, base, group, instance, status string) (int,
 	}
 	req.Header.Set("X-Amz-Target", domain.SetGameServerInstanceStatusTarget)
 	req.Header.Set("Content-Type", "application/x-amz-json-1.1")
-	sum := sha256.Sum256(body)
-	creds := aws.Credentials{AccessKeyID: testKeyID, SecretAccessKey: testSecret}
-	if err := v4.NewSigner().SignHTTP(context.Background(), creds, req, hex.EncodeToString(sum[:]), "gamelift", "us-west-2", time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(raw)
+	code, raw := signedDo(t, req, body)
+	return code, string(raw)
 }
 
 // TestConcurrentClaimsEmbedded: many claimers on one embedded-store server never share a
