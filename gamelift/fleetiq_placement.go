@@ -1,6 +1,7 @@
 package gamelift
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -35,6 +36,8 @@ type rankedInstance struct {
 	Status   string
 	Utilized int
 	Seq      int64
+	// free and claimed are the Parents of its slots (slotParent), built once per snapshot.
+	free, claimed string
 }
 
 // groupPlacement is a node's placement snapshot of one group. instances and index never
@@ -56,6 +59,8 @@ type placementCache struct {
 	groups   map[string]*groupPlacement
 	inflight map[string]struct{}  // game server IDs
 	statuses map[string]groupStat // group name -> status of the record last decoded
+	// instances is instance key -> the document last decoded (instanceInfoOf).
+	instances map[string]instanceInfo
 }
 
 // groupStat is a group's status as of one version of its record.
@@ -63,6 +68,19 @@ type groupStat struct {
 	seq, version int64
 	status       string
 }
+
+// instanceInfo is what placement and claims use of an instance document, as of one content
+// (data) of its record.
+type instanceInfo struct {
+	data     []byte
+	id       string
+	status   string
+	utilized int
+}
+
+// maxInstanceInfos bounds placementCache.instances, which starts over when it is full, so
+// that instances gone long ago do not stay in it.
+const maxInstanceInfos = 1 << 14
 
 // placementCaches attaches a placementCache to each Service without widening its struct.
 var placementCaches sync.Map // *Service -> *placementCache
@@ -72,7 +90,7 @@ func (s *Service) placements() *placementCache {
 		return c.(*placementCache)
 	}
 	c, _ := placementCaches.LoadOrStore(s, &placementCache{groups: map[string]*groupPlacement{},
-		inflight: map[string]struct{}{}, statuses: map[string]groupStat{}})
+		inflight: map[string]struct{}{}, statuses: map[string]groupStat{}, instances: map[string]instanceInfo{}})
 	return c.(*placementCache)
 }
 
@@ -115,6 +133,46 @@ func (s *Service) groupStatus(ctx context.Context, nameOrARN *string, code api.E
 	return name, doc.Status, nil
 }
 
+// instanceStatus reads the status of a game server's instance inside tx, like getDoc with
+// notFound but through instanceInfoOf (every claim checks it). The record is read in tx all
+// the same, so a claim sees a status change committed before it.
+func (s *Service) instanceStatus(tx store.Tx, group, instance string, notFound func() error) (string, error) {
+	rec, err := tx.Get(kindGameServerInstance, instanceKey(group, instance))
+	if errors.Is(err, store.ErrNotFound) {
+		return "", notFound()
+	}
+	if err != nil {
+		return "", err
+	}
+	info, err := s.placements().instanceInfoOf(rec)
+	return info.status, err
+}
+
+// instanceInfoOf decodes an instance record, or takes what this node decoded last time from
+// the same bytes. Unlike groupStatus it knows a record by its bytes, not by Seq and Version:
+// inside a transaction a record may be a write not yet committed. Remembering a decoding is
+// no effect that a store's retry of the transaction could get wrong.
+func (c *placementCache) instanceInfoOf(rec *store.Record) (instanceInfo, error) {
+	c.mu.Lock()
+	info, ok := c.instances[rec.ID]
+	c.mu.Unlock()
+	if ok && bytes.Equal(info.data, rec.Data) {
+		return info, nil
+	}
+	var d instanceDoc
+	if err := jsonInto(rec.Data, &d); err != nil {
+		return instanceInfo{}, err
+	}
+	info = instanceInfo{data: rec.Data, id: d.ID, status: d.Status, utilized: d.Utilized}
+	c.mu.Lock()
+	if c.instances == nil || len(c.instances) >= maxInstanceInfos {
+		c.instances = map[string]instanceInfo{}
+	}
+	c.instances[rec.ID] = info
+	c.mu.Unlock()
+	return info, nil
+}
+
 // snapshot returns the group's placement snapshot, reloading it from tx when it is missing,
 // older than rankingTTL, or fresh is set (which also forgets the exhausted hints).
 func (s *Service) snapshot(tx store.Tx, group string, now int64, fresh bool) (*groupPlacement, error) {
@@ -125,7 +183,7 @@ func (s *Service) snapshot(tx store.Tx, group string, now int64, fresh bool) (*g
 	if gp != nil && !fresh && now-gp.loaded < rankingTTL && now >= gp.loaded {
 		return gp, nil
 	}
-	loaded, err := loadRanking(tx, group, now)
+	loaded, err := c.loadRanking(tx, group, now)
 	if err != nil {
 		return nil, err
 	}
@@ -209,18 +267,20 @@ func (c *placementCache) inflightCount() int {
 	return len(c.inflight)
 }
 
-func loadRanking(tx store.Tx, group string, now int64) (*groupPlacement, error) {
+// loadRanking reads a group's instances from tx and ranks them.
+func (c *placementCache) loadRanking(tx store.Tx, group string, now int64) (*groupPlacement, error) {
 	recs, err := tx.List(kindGameServerInstance, store.ListOptions{Parent: group})
 	if err != nil {
 		return nil, err
 	}
-	gp := &groupPlacement{loaded: now}
+	gp := &groupPlacement{loaded: now, instances: make([]rankedInstance, 0, len(recs))}
 	for _, r := range recs {
-		var d instanceDoc
-		if err := json.Unmarshal(r.Data, &d); err != nil {
+		d, err := c.instanceInfoOf(r)
+		if err != nil {
 			return nil, err
 		}
-		gp.instances = append(gp.instances, rankedInstance{ID: d.ID, Status: d.Status, Utilized: d.Utilized, Seq: r.Seq})
+		gp.instances = append(gp.instances, rankedInstance{ID: d.id, Status: d.status, Utilized: d.utilized, Seq: r.Seq,
+			free: slotParent(group, d.id, false), claimed: slotParent(group, d.id, true)})
 	}
 	slices.SortStableFunc(gp.instances, func(a, b rankedInstance) int {
 		return cmp.Or(cmp.Compare(b.Utilized, a.Utilized), cmp.Compare(a.Seq, b.Seq))

@@ -51,32 +51,48 @@ type instanceDoc struct {
 
 func instanceKey(group, instance string) string { return group + "/" + instance }
 
+// serverOut is an api.GameServer together with the values its pointer fields point to, so
+// that building one is a single allocation (apiServer answers every claim).
+type serverOut struct {
+	gs                                   api.GameServer
+	group, arn, id, instance, conn, data string
+	util                                 api.GameServerUtilizationStatus
+	claim                                api.GameServerClaimStatus
+	registered, claimed, health          api.Timestamp
+}
+
 func (s *Service) apiServer(d *serverDoc, now int64) *api.GameServer {
-	util := api.GameServerUtilizationStatusAvailable
+	o := &serverOut{group: d.Group, arn: s.arn(arnGameServerGroup, d.Group), id: d.ID, instance: d.Instance,
+		conn: d.Conn, data: d.Data, util: api.GameServerUtilizationStatusAvailable, registered: stampValue(d.Registered)}
 	if d.Utilized {
-		util = api.GameServerUtilizationStatusUtilized
+		o.util = api.GameServerUtilizationStatusUtilized
 	}
-	gs := &api.GameServer{
-		GameServerGroupName: api.String(d.Group),
-		GameServerGroupArn:  api.String(s.arn(arnGameServerGroup, d.Group)),
-		GameServerId:        api.String(d.ID),
-		InstanceId:          api.String(d.Instance),
-		ConnectionInfo:      optional(d.Conn),
-		GameServerData:      optional(d.Data),
-		UtilizationStatus:   &util,
-		RegistrationTime:    stamp(d.Registered),
+	o.gs = api.GameServer{GameServerGroupName: &o.group, GameServerGroupArn: &o.arn, GameServerId: &o.id,
+		InstanceId: &o.instance, UtilizationStatus: &o.util, RegistrationTime: &o.registered}
+	if d.Conn != "" {
+		o.gs.ConnectionInfo = &o.conn
+	}
+	if d.Data != "" {
+		o.gs.GameServerData = &o.data
 	}
 	if d.claimedAt(now) {
-		c := api.GameServerClaimStatusClaimed
-		gs.ClaimStatus = &c
+		o.claim = api.GameServerClaimStatusClaimed
+		o.gs.ClaimStatus = &o.claim
 	}
 	if d.Claimed != 0 {
-		gs.LastClaimTime = stamp(d.Claimed)
+		o.claimed = stampValue(d.Claimed)
+		o.gs.LastClaimTime = &o.claimed
 	}
 	if d.Health != 0 {
-		gs.LastHealthCheckTime = stamp(d.Health)
+		o.health = stampValue(d.Health)
+		o.gs.LastHealthCheckTime = &o.health
 	}
-	return gs
+	return &o.gs
+}
+
+// stampValue is *stamp(ms), built as api.Time builds it but without the allocation.
+func stampValue(ms int64) api.Timestamp {
+	return api.Timestamp{Time: time.UnixMilli(ms).UTC().Truncate(time.Millisecond)}
 }
 
 func serverNotFound(group, id string) func() error {

@@ -152,7 +152,7 @@ func (s *Service) pickCandidate(ctx context.Context, group string, allowed func(
 			return err
 		}
 		for i := gp.next(0, allowed, now, fresh); i >= 0; i = gp.next(i+1, allowed, now, fresh) {
-			if id, err = s.pickOnInstance(tx, group, gp, i, now, fresh); id != "" || err != nil {
+			if id, err = s.pickOnInstance(tx, gp, i, now, fresh); id != "" || err != nil {
 				return err
 			}
 		}
@@ -166,24 +166,25 @@ func (s *Service) pickCandidate(ctx context.Context, group string, allowed func(
 // already. When there is neither it notes until when the instance is exhausted. Outside a
 // fresh decision, an instance whose only candidates are being claimed here is passed over
 // (those claims may yet fail, so it is not marked); a fresh decision takes one of them.
-func (s *Service) pickOnInstance(tx store.Tx, group string, gp *groupPlacement, i int, now int64, fresh bool) (string, error) {
-	c, instance := s.placements(), gp.instances[i].ID
+func (s *Service) pickOnInstance(tx store.Tx, gp *groupPlacement, i int, now int64, fresh bool) (string, error) {
+	c, inst := s.placements(), &gp.instances[i]
 	limit := claimCandidates + c.inflightCount()
-	free, err := tx.List(kindGameServerSlot, store.ListOptions{Parent: slotParent(group, instance, false), Limit: limit})
+	free, err := tx.List(kindGameServerSlot, store.ListOptions{Parent: inst.free, Limit: limit})
 	if err != nil {
 		return "", err
 	}
 	cands := free
 	if len(free) == 0 {
-		claimed, err := tx.List(kindGameServerSlot, store.ListOptions{Parent: slotParent(group, instance, true), Limit: limit})
+		claimed, err := tx.List(kindGameServerSlot, store.ListOptions{Parent: inst.claimed, Limit: limit})
 		if err != nil {
 			return "", err
 		}
-		cands = slices.DeleteFunc(slices.Clone(claimed), func(r *store.Record) bool {
+		until := exhaustedUntil(claimed, now) // before the filter reuses claimed
+		cands = slices.DeleteFunc(claimed, func(r *store.Record) bool {
 			return slotClaimTime(r)+ClaimDuration.Milliseconds() > now
 		})
 		if len(cands) == 0 {
-			gp.markExhausted(i, exhaustedUntil(claimed, now))
+			gp.markExhausted(i, until)
 			return "", nil
 		}
 	}
@@ -229,14 +230,13 @@ func (s *Service) commitClaim(tx store.Tx, group, id string, allowed func(string
 	case d.claimedAt(now):
 		return nil, api.Errorf(api.ConflictException, "Game server %s is already CLAIMED.", id)
 	}
-	var inst instanceDoc
-	_, err = getDoc(tx, kindGameServerInstance, instanceKey(group, d.Instance), &inst, serverNotFound(group, id))
+	status, err := s.instanceStatus(tx, group, d.Instance, serverNotFound(group, id))
 	if err != nil {
 		return nil, err
 	}
-	if !allowed(inst.Status) {
+	if !allowed(status) {
 		return nil, api.Errorf(api.ConflictException,
-			"Game server %s runs on instance %s in status %s, which the claim's filter does not allow.", id, d.Instance, inst.Status)
+			"Game server %s runs on instance %s in status %s, which the claim's filter does not allow.", id, d.Instance, status)
 	}
 	d.Claimed = now
 	if data != nil {

@@ -15,13 +15,6 @@ const maxAttempts = 10
 // maxBatch caps how many Updates one SQLite transaction commits.
 const maxBatch = 256
 
-// seqBlock is how many Seqs one write of the meta table's seq row reserves. Seq must never go
-// back, even after the newest record is deleted and the store reopened, so the row must be at
-// least the last Seq handed out when a batch commits; writing it only every seqBlock Seqs
-// spares most commits one more B-tree page in the WAL. Reopening continues after the
-// reservation, so a restart leaves a gap of less than seqBlock (Seq is not gap-free anyway).
-const seqBlock = 1024
-
 // errAborted is returned to the callers of a batch whose committer stopped before committing
 // it: a function called runtime.Goexit (t.FailNow, for one) on the committer's goroutine.
 var errAborted = errors.New("sqlite store: a function in the commit batch exited its goroutine; nothing was committed")
@@ -230,21 +223,32 @@ func (s *Store) abortUnfinished(batch []*request) {
 	}
 }
 
-// commit writes the batch to SQLite in one transaction and, once that is committed, to
-// memory.
+// commit appends the batch to the log and, once that is done, applies it to memory; then it
+// may start a snapshot.
 func (s *Store) commit(b *pending) error {
 	if len(b.writes) == 0 && b.seq == s.seq {
 		return nil
 	}
 	// Every function of the batch has returned: finish the write even if callers give up now,
-	// so that what the database holds and what Update reports never disagree.
-	if err := s.persist(context.Background(), b); err != nil {
+	// so that what the log holds and what Update reports never disagree.
+	entry := encodeBatch(b.writes, b.seq)
+	if s.beforeCommit != nil {
+		if err := s.beforeCommit(); err != nil {
+			return fmt.Errorf("sqlite store: commit: %w", err)
+		}
+	}
+	if err := s.log.append(entry); err != nil {
 		return fmt.Errorf("sqlite store: commit: %w", err)
 	}
 	s.commits.Add(1)
-	if b.seq > s.seqSaved {
-		s.seqSaved = b.seq + seqBlock
-	}
+	s.snap.logBytes += int64(len(entry))
+	s.apply(b)
+	s.maybeSnapshot()
+	return nil
+}
+
+// apply puts a committed batch's writes into memory.
+func (s *Store) apply(b *pending) {
 	ups := b.writes.upserts()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -259,39 +263,4 @@ func (s *Store) commit(b *pending) error {
 		s.mem.set(r)
 	}
 	s.seq = b.seq
-	return nil
-}
-
-// persist writes the batch in one SQL transaction.
-func (s *Store) persist(ctx context.Context, b *pending) error {
-	sqlTx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer sqlTx.Rollback()
-	upsert := sqlTx.StmtContext(ctx, s.stmts.upsert)
-	del := sqlTx.StmtContext(ctx, s.stmts.delete)
-	for kind, m := range b.writes {
-		for id, r := range m {
-			if r == nil {
-				_, err = del.ExecContext(ctx, kind, id)
-			} else {
-				_, err = upsert.ExecContext(ctx, r.Kind, r.ID, r.Parent, r.Version, r.Seq, nonNil(r.Data))
-			}
-			if err != nil {
-				return err
-			}
-		}
-	}
-	if b.seq > s.seqSaved {
-		if _, err = sqlTx.StmtContext(ctx, s.stmts.setSeq).ExecContext(ctx, b.seq+seqBlock); err != nil {
-			return err
-		}
-	}
-	if s.beforeCommit != nil {
-		if err := s.beforeCommit(); err != nil {
-			return err
-		}
-	}
-	return sqlTx.Commit()
 }

@@ -141,8 +141,12 @@ func TestGroupCommitBatches(t *testing.T) {
 	}
 }
 
+// TestGroupCommitBatchesFreeRunning: writers that arrive while a commit is under way share the
+// next one. An append to the log takes microseconds, less than a writer needs to come round
+// again, so each commit here is made to take as long as a write to a slow disk.
 func TestGroupCommitBatchesFreeRunning(t *testing.T) {
 	s := openTest(t, t.TempDir())
+	s.beforeCommit = func() error { time.Sleep(200 * time.Microsecond); return nil }
 	const writers, each = 32, 30
 	var wg sync.WaitGroup
 	for w := range writers {

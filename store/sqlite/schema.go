@@ -3,13 +3,23 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/hoist-gg/hoist/store"
 )
 
-// migrations[i] moves the schema from version i to version i+1. The schema version is kept in
-// PRAGMA user_version. Append new steps; never change a released one.
-var migrations = []string{
-	`CREATE TABLE records (
+// Schema version 1 kept every record in one SQLite database, dir/hoist.db, written row by
+// row. Open reads such a database once, puts its records in force as snapshot 1 and removes
+// it; from then on the store is snapshots and log segments.
+
+// legacyName is the database of schema version 1.
+const legacyName = "hoist.db"
+
+// legacySchema is schema version 1 (PRAGMA user_version = 1).
+const legacySchema = `CREATE TABLE records (
 		kind    TEXT    NOT NULL,
 		id      TEXT    NOT NULL,
 		parent  TEXT    NOT NULL,
@@ -21,38 +31,68 @@ var migrations = []string{
 	CREATE TABLE meta (
 		name  TEXT PRIMARY KEY,
 		value INTEGER NOT NULL
-	) WITHOUT ROWID;`,
-}
+	) WITHOUT ROWID;`
 
-// migrate brings the schema up to date, each step in its own transaction.
-func migrate(ctx context.Context, db *sql.DB) error {
+// loadLegacy reads a schema version 1 database into memory, if dir has one, and reports
+// whether it did.
+func (s *Store) loadLegacy(ctx context.Context) (bool, error) {
+	path := filepath.Join(s.snap.dir, legacyName)
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)")
+	if err != nil {
+		return false, err
+	}
+	defer db.Close()
 	var version int
 	if err := db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {
-		return err
+		return false, err
 	}
-	if version > len(migrations) {
-		return fmt.Errorf("schema version %d is newer than this Hoist knows (%d)", version, len(migrations))
+	if version != 1 {
+		return false, fmt.Errorf("%s has schema version %d; this Hoist reads version 1", legacyName, version)
 	}
-	for ; version < len(migrations); version++ {
-		if err := migrateStep(ctx, db, version); err != nil {
-			return fmt.Errorf("migrate to schema version %d: %w", version+1, err)
-		}
+	if err := s.loadRows(ctx, db); err != nil {
+		return false, fmt.Errorf("%s: %w", legacyName, err)
 	}
-	return nil
+	return true, nil
 }
 
-func migrateStep(ctx context.Context, db *sql.DB, from int) error {
-	tx, err := db.BeginTx(ctx, nil)
+// loadRows reads the records and the Seq reservation of a schema version 1 database.
+func (s *Store) loadRows(ctx context.Context, db *sql.DB) error {
+	rows, err := db.QueryContext(ctx, `SELECT kind, id, parent, version, seq, data FROM records ORDER BY seq`)
 	if err != nil {
 		return err
 	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, migrations[from]); err != nil {
+	defer rows.Close()
+	for rows.Next() {
+		r := &store.Record{}
+		if err := rows.Scan(&r.Kind, &r.ID, &r.Parent, &r.Version, &r.Seq, &r.Data); err != nil {
+			return err
+		}
+		s.mem.set(r)
+		s.seq = max(s.seq, r.Seq)
+	}
+	if err := rows.Err(); err != nil {
 		return err
 	}
-	// PRAGMA takes no bind parameters; from+1 is an int this package computed.
-	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, from+1)); err != nil {
+	// The meta row held a reservation of Seqs that may have been handed out before a crash.
+	var seq int64
+	err = db.QueryRowContext(ctx, `SELECT value FROM meta WHERE name = 'seq'`).Scan(&seq)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return err
 	}
-	return tx.Commit()
+	s.seq = max(s.seq, seq)
+	return nil
+}
+
+// removeLegacy removes a schema version 1 database once a snapshot is in force.
+func removeLegacy(dir string) error {
+	var errs []error
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if err := os.Remove(filepath.Join(dir, legacyName+suffix)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }

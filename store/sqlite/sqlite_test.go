@@ -17,6 +17,25 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+// TestConformanceSnapshotting runs the suite with a snapshot after nearly every commit.
+func TestConformanceSnapshotting(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) storetest.Opener {
+		dir := t.TempDir()
+		return func() (store.Store, error) { return sqlite.OpenSnapshotting(dir) }
+	})
+}
+
+// TestCrashSnapshotting kills the writer while snapshots are written and put in force, a few
+// times, so that the kill lands at different points of a snapshot's life.
+func TestCrashSnapshotting(t *testing.T) {
+	for i := range 4 {
+		t.Run(fmt.Sprint("kill", i), func(t *testing.T) {
+			storetest.CrashConcurrent(t, func(t *testing.T) string { return t.TempDir() },
+				func(dir string) (store.Store, error) { return sqlite.OpenSnapshotting(dir) })
+		})
+	}
+}
+
 func TestCrash(t *testing.T) {
 	storetest.Crash(t, func(t *testing.T) string { return t.TempDir() },
 		func(dir string) (store.Store, error) { return sqlite.Open(dir) })
