@@ -61,6 +61,7 @@ func (w *world) start(t *testing.T, bin, pid string, port int, extra ...string) 
 		"GAMELIFT_SDK_WEBSOCKET_URL="+w.url, "GAMELIFT_SDK_AUTH_TOKEN=good", "GAMELIFT_SDK_FLEET_ID=fleet-1",
 		"GAMELIFT_SDK_HOST_ID=host-1", "GAMELIFT_SDK_PROCESS_ID="+pid)
 	cmd.Env = append(cmd.Env, extra...)
+	cmd.Dir = t.TempDir() // where it writes gameserver.log
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
