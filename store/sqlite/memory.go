@@ -113,12 +113,27 @@ func clone(r *store.Record) *store.Record {
 }
 
 // cloneAll replaces the records of rs, a slice the caller owns, by copies, and returns rs.
+// The copies share two allocations, one for the records and one for their documents (each
+// capped to its own length, so an append to one cannot reach another); a List that returns
+// many records costs two allocations instead of two per record.
 func cloneAll(rs []*store.Record) []*store.Record {
 	if rs == nil {
 		return []*store.Record{}
 	}
+	n := 0
+	for _, r := range rs {
+		n += len(r.Data)
+	}
+	recs := make([]store.Record, len(rs))
+	data := make([]byte, 0, n)
 	for i, r := range rs {
-		rs[i] = clone(r)
+		recs[i] = *r
+		if r.Data != nil {
+			start := len(data)
+			data = append(data, r.Data...)
+			recs[i].Data = data[start:len(data):len(data)]
+		}
+		rs[i] = &recs[i]
 	}
 	return rs
 }
