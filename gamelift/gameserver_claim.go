@@ -101,7 +101,7 @@ func (s *Service) claimSpecific(ctx context.Context, group, id string, allowed f
 // when another claimer won it. Before OutOfCapacityException it decides once from the store
 // alone, without the node's placement hints.
 func (s *Service) claimPlaced(ctx context.Context, group string, allowed func(string) bool, data *string) (*serverDoc, error) {
-	fresh := false
+	fresh, conflicts := false, 0
 	for range claimRounds {
 		now := s.nowMillis()
 		id, err := s.pickCandidate(ctx, group, allowed, now, fresh)
@@ -122,6 +122,11 @@ func (s *Service) claimPlaced(ctx context.Context, group string, allowed func(st
 		}
 		if !isCode(err, api.ConflictException) && !isCode(err, api.NotFoundException) {
 			return nil, err
+		}
+		// Repeated conflicts may mean a stale ranking (another node drained an instance this
+		// node still ranks as ACTIVE): decide from a reloaded one.
+		if conflicts++; conflicts%2 == 0 {
+			s.placements().invalidate(group)
 		}
 	}
 	return nil, api.Errorf(api.InternalServiceException,

@@ -42,3 +42,40 @@ func TestClaimSeesInstanceStatusChange(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A placed claim whose ranking is stale (another node drained the instance it ranks first,
+// without this node's snapshot knowing) reloads the ranking and claims elsewhere instead of
+// losing every round.
+func TestPlacedClaimAfterRemoteDrain(t *testing.T) {
+	f := newFixture(t, "")
+	activeGroup(t, f, "g")
+	register(t, f, "g", "a-0", 1)
+	register(t, f, "g", "a-1", 1)
+	register(t, f, "g", "b-0", 2)
+	claim := func() (*api.ClaimGameServerOutput, error) {
+		return f.svc.ClaimGameServer(f.ctx, &api.ClaimGameServerInput{GameServerGroupName: api.String("g")})
+	}
+	out, err := claim() // loads this node's ranking: instance 1 first
+	if err != nil || *out.GameServer.InstanceId != instanceID(1) {
+		t.Fatalf("first claim: %+v, %v", out, err)
+	}
+	err = f.store.Update(f.ctx, func(tx store.Tx) error {
+		var d instanceDoc
+		rec, err := getDoc(tx, kindGameServerInstance, instanceKey("g", instanceID(1)), &d, func() error { return store.ErrNotFound })
+		if err != nil {
+			return err
+		}
+		d.Status = instanceDraining
+		return putDoc(tx, rec, &d)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err = claim()
+	if err != nil {
+		t.Fatalf("claim after the remote drain: %v", err)
+	}
+	if *out.GameServer.GameServerId != "b-0" {
+		t.Errorf("claimed %s, want b-0 on the ACTIVE instance", *out.GameServer.GameServerId)
+	}
+}
