@@ -109,6 +109,9 @@ func (s *Service) groupStatus(ctx context.Context, nameOrARN *string, code api.E
 	if name, err = s.groupName(nameOrARN); err != nil {
 		return "", "", err
 	}
+	if status, ok := s.cachedGroupStatus(ctx, name); ok {
+		return name, status, nil
+	}
 	rec, err := s.store.Get(ctx, kindGameServerGroup, name)
 	if errors.Is(err, store.ErrNotFound) {
 		return "", "", groupNotFound(code, name)()
@@ -173,6 +176,30 @@ func (c *placementCache) instanceInfoOf(rec *store.Record) (instanceInfo, error)
 	return info, nil
 }
 
+// versionReader is implemented by stores that report one record's Seq and Version without
+// copying it (store/sqlite's VersionOf).
+type versionReader interface {
+	VersionOf(ctx context.Context, kind, id string) (seq, version int64, err error)
+}
+
+// cachedGroupStatus returns the status this node decoded from the group's record, if the
+// store can tell without a copy that the record has not changed since.
+func (s *Service) cachedGroupStatus(ctx context.Context, name string) (string, bool) {
+	vr, ok := s.store.(versionReader)
+	if !ok {
+		return "", false
+	}
+	c := s.placements()
+	c.mu.Lock()
+	st, ok := c.statuses[name]
+	c.mu.Unlock()
+	if !ok {
+		return "", false
+	}
+	seq, version, err := vr.VersionOf(ctx, kindGameServerGroup, name)
+	return st.status, err == nil && st.seq == seq && st.version == version
+}
+
 // snapshot returns the group's placement snapshot, reloading it from tx when it is missing,
 // older than rankingTTL, or fresh is set (which also forgets the exhausted hints).
 func (s *Service) snapshot(tx store.Tx, group string, now int64, fresh bool) (*groupPlacement, error) {
@@ -227,20 +254,20 @@ func (gp *groupPlacement) markExhausted(i int, until int64) {
 	gp.mu.Unlock()
 }
 
-// reserve picks at random one of the first claimCandidates records that this node is not
-// claiming already, and notes that it is claiming it; release must follow. It returns "" and
-// whether some were skipped only because they are being claimed.
-func (c *placementCache) reserve(recs []*store.Record) (id string, busy bool) {
+// reserve picks at random one of the first claimCandidates game servers of ids that this
+// node is not claiming already, and notes that it is claiming it; release must follow. It
+// returns "" and whether some were skipped only because they are being claimed.
+func (c *placementCache) reserve(ids []string) (id string, busy bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var pool [claimCandidates]string
 	n := 0
-	for _, r := range recs {
-		if _, ok := c.inflight[r.ID]; ok {
+	for _, cand := range ids {
+		if _, ok := c.inflight[cand]; ok {
 			busy = true
 			continue
 		}
-		pool[n] = r.ID
+		pool[n] = cand
 		if n++; n == len(pool) {
 			break
 		}

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/hoist-gg/hoist/api"
-	"github.com/hoist-gg/hoist/store"
 )
 
 // activeGroup creates a group and steps the loop until it is ACTIVE.
@@ -278,7 +277,7 @@ func TestGroupTagsAndSuspend(t *testing.T) {
 
 func TestReserveSkipsGameServersInFlight(t *testing.T) {
 	c := &placementCache{groups: map[string]*groupPlacement{}, inflight: map[string]struct{}{}}
-	recs := []*store.Record{{ID: "a"}, {ID: "b"}}
+	recs := []string{"a", "b"}
 	first, _ := c.reserve(recs)
 	second, busy := c.reserve(recs)
 	if first == "" || second == "" || first == second || !busy {
@@ -299,7 +298,7 @@ func TestClaimTakesAnInFlightServerRatherThanNone(t *testing.T) {
 	f := newFixture(t, "")
 	activeGroup(t, f, "g")
 	register(t, f, "g", "a-0", 1)
-	if id, _ := f.svc.placements().reserve([]*store.Record{{ID: "a-0"}}); id != "a-0" {
+	if id, _ := f.svc.placements().reserve([]string{"a-0"}); id != "a-0" {
 		t.Fatalf("reserved %q", id)
 	}
 	gs, err := claim(f, "g")

@@ -148,22 +148,24 @@ func (s *Service) claimReserved(ctx context.Context, group, id string, allowed f
 
 // pickCandidate reserves and returns a game server to try to claim, or "" when none is
 // claimable. It walks the group's instances in placement order and stops at the first one
-// that has a candidate.
+// that has a candidate. Each read is current but they are not one snapshot: the pick only
+// nominates, and the claim's transaction decides.
 func (s *Service) pickCandidate(ctx context.Context, group string, allowed func(string) bool, now int64, fresh bool) (string, error) {
-	var id string
+	var gp *groupPlacement
 	err := s.view(ctx, func(tx store.Tx) error {
-		gp, err := s.snapshot(tx, group, now, fresh)
-		if err != nil {
-			return err
-		}
-		for i := gp.next(0, allowed, now, fresh); i >= 0; i = gp.next(i+1, allowed, now, fresh) {
-			if id, err = s.pickOnInstance(tx, gp, i, now, fresh); id != "" || err != nil {
-				return err
-			}
-		}
-		return nil
+		var err error
+		gp, err = s.snapshot(tx, group, now, fresh)
+		return err
 	})
-	return id, err
+	if err != nil {
+		return "", err
+	}
+	for i := gp.next(0, allowed, now, fresh); i >= 0; i = gp.next(i+1, allowed, now, fresh) {
+		if id, err := s.pickOnInstance(ctx, gp, i, now, fresh); id != "" || err != nil {
+			return id, err
+		}
+	}
+	return "", nil
 }
 
 // pickOnInstance reserves, at random, one of the first free slots of instance gp.instances[i],
@@ -171,34 +173,66 @@ func (s *Service) pickCandidate(ctx context.Context, group string, allowed func(
 // already. When there is neither it notes until when the instance is exhausted. Outside a
 // fresh decision, an instance whose only candidates are being claimed here is passed over
 // (those claims may yet fail, so it is not marked); a fresh decision takes one of them.
-func (s *Service) pickOnInstance(tx store.Tx, gp *groupPlacement, i int, now int64, fresh bool) (string, error) {
+func (s *Service) pickOnInstance(ctx context.Context, gp *groupPlacement, i int, now int64, fresh bool) (string, error) {
 	c, inst := s.placements(), &gp.instances[i]
 	limit := claimCandidates + c.inflightCount()
-	free, err := tx.List(kindGameServerSlot, store.ListOptions{Parent: inst.free, Limit: limit})
-	if err != nil {
-		return "", err
+	cands, err := s.slotIDs(ctx, inst.free, limit)
+	if err == nil && len(cands) == 0 {
+		cands, err = s.lapsedClaims(ctx, gp, i, now, limit)
 	}
-	cands := free
-	if len(free) == 0 {
-		claimed, err := tx.List(kindGameServerSlot, store.ListOptions{Parent: inst.claimed, Limit: limit})
-		if err != nil {
-			return "", err
-		}
-		until := exhaustedUntil(claimed, now) // before the filter reuses claimed
-		cands = slices.DeleteFunc(claimed, func(r *store.Record) bool {
-			return slotClaimTime(r)+ClaimDuration.Milliseconds() > now
-		})
-		if len(cands) == 0 {
-			gp.markExhausted(i, until)
-			return "", nil
-		}
+	if err != nil || len(cands) == 0 {
+		return "", err
 	}
 	id, busy := c.reserve(cands)
 	if id == "" && busy && fresh {
-		id = randomID(cands[:min(len(cands), claimCandidates)])
-		c.reserve([]*store.Record{{ID: id}}) // balances the release; may be a no-op
+		id = cands[rand.IntN(min(len(cands), claimCandidates))]
+		c.reserve([]string{id}) // balances the release; may be a no-op
 	}
 	return id, nil
+}
+
+// slotIDs returns the IDs of the first limit slots under parent. With a store that reports
+// records without copying them (versionLister) no record is copied.
+func (s *Service) slotIDs(ctx context.Context, parent string, limit int) ([]string, error) {
+	ids := make([]string, 0, limit)
+	opt := store.ListOptions{Parent: parent, Limit: limit}
+	if vl, ok := s.store.(versionLister); ok {
+		err := vl.EachVersion(ctx, kindGameServerSlot, opt, func(id string, _, _ int64) { ids = append(ids, id) })
+		return ids, err
+	}
+	err := s.view(ctx, func(tx store.Tx) error {
+		recs, err := tx.List(kindGameServerSlot, opt)
+		for _, r := range recs {
+			ids = append(ids, r.ID)
+		}
+		return err
+	})
+	return ids, err
+}
+
+// lapsedClaims returns the IDs of the lapsed claims among the first limit claimed slots of
+// instance gp.instances[i]; with none, it marks the instance exhausted until the oldest
+// claim lapses.
+func (s *Service) lapsedClaims(ctx context.Context, gp *groupPlacement, i int, now int64, limit int) ([]string, error) {
+	var claimed []*store.Record
+	err := s.view(ctx, func(tx store.Tx) error {
+		var err error
+		claimed, err = tx.List(kindGameServerSlot, store.ListOptions{Parent: gp.instances[i].claimed, Limit: limit})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, r := range claimed {
+		if slotClaimTime(r)+ClaimDuration.Milliseconds() <= now {
+			ids = append(ids, r.ID)
+		}
+	}
+	if len(ids) == 0 {
+		gp.markExhausted(i, exhaustedUntil(claimed, now))
+	}
+	return ids, nil
 }
 
 // exhaustedUntil is when the oldest of an instance's claims (claimed, oldest first, with
@@ -208,13 +242,6 @@ func exhaustedUntil(claimed []*store.Record, now int64) int64 {
 		return slotClaimTime(claimed[0]) + ClaimDuration.Milliseconds()
 	}
 	return now + ClaimDuration.Milliseconds()
-}
-
-func randomID(recs []*store.Record) string {
-	if len(recs) == 0 {
-		return ""
-	}
-	return recs[rand.IntN(len(recs))].ID
 }
 
 func slotClaimTime(r *store.Record) int64 {

@@ -174,7 +174,7 @@ func (s *Store) run(r *request, b *pending) {
 	}
 	r.afterBatch = len(b.writes) > 0
 	for attempt := 1; ; attempt++ {
-		tx := &updateTx{mem: s.mem, batch: b.writes, seq: b.seq, writes: layer{}}
+		tx := &updateTx{mem: s.mem, batch: b.writes, seq: b.seq}
 		p, err := call(r.fn, tx)
 		tx.done = true
 		switch {
@@ -182,7 +182,7 @@ func (s *Store) run(r *request, b *pending) {
 			r.panicked, r.fnErr = p, errAborted
 			return
 		case err == nil:
-			b.writes.merge(tx.writes)
+			b.writes.merge(&tx.writes)
 			b.seq = tx.seq
 			return
 		case !errors.Is(err, store.ErrConflict) || attempt == maxAttempts || r.ctx.Err() != nil:

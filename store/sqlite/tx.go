@@ -69,10 +69,68 @@ func (l layer) set(kind, id string, r *store.Record) {
 }
 
 // merge adds every write of src to l, replacing l's writes of the same keys.
-func (l layer) merge(src layer) {
-	for kind, m := range src {
-		for id, r := range m {
-			l.set(kind, id, r)
+func (l layer) merge(src *writeList) {
+	for _, w := range src.list {
+		l.set(w.kind, w.id, w.rec)
+	}
+}
+
+// writeList is one transaction's writes in the order of their keys' first write: the final
+// state of each key written, nil for a delete. A transaction usually writes a few records, so
+// the list is searched directly, sparing every transaction the maps of a layer; past
+// writeListScan entries it keeps a map from key to position.
+type writeList struct {
+	list  []keyedWrite
+	index map[key]int
+}
+
+// writeListScan is the longest writeList searched without its map.
+const writeListScan = 16
+
+// keyedWrite is one entry of a writeList.
+type keyedWrite struct {
+	kind, id string
+	rec      *store.Record
+}
+
+// find returns the position of a key's write, or -1.
+func (l *writeList) find(kind, id string) int {
+	if l.index != nil {
+		if i, ok := l.index[key{kind, id}]; ok {
+			return i
+		}
+		return -1
+	}
+	for i := range l.list {
+		if w := &l.list[i]; w.id == id && w.kind == kind {
+			return i
+		}
+	}
+	return -1
+}
+
+// lookup returns the write of a key and whether there is one.
+func (l *writeList) lookup(kind, id string) (*store.Record, bool) {
+	if i := l.find(kind, id); i >= 0 {
+		return l.list[i].rec, true
+	}
+	return nil, false
+}
+
+// set records the write of a key; r nil is a delete.
+func (l *writeList) set(kind, id string, r *store.Record) {
+	if i := l.find(kind, id); i >= 0 {
+		l.list[i].rec = r
+		return
+	}
+	l.list = append(l.list, keyedWrite{kind: kind, id: id, rec: r})
+	switch {
+	case l.index != nil:
+		l.index[key{kind, id}] = len(l.list) - 1
+	case len(l.list) > writeListScan:
+		l.index = make(map[key]int, 2*len(l.list))
+		for i, w := range l.list {
+			l.index[key{w.kind, w.id}] = i
 		}
 	}
 }
@@ -98,9 +156,9 @@ func (l layer) upserts() []*store.Record {
 // reads mem without the read lock.
 type updateTx struct {
 	mem    memory
-	batch  layer // the writes of the batch's earlier functions that succeeded
-	seq    int64 // the last Seq handed out, including by this transaction
-	writes layer // this function's writes
+	batch  layer     // the writes of the batch's earlier functions that succeeded
+	seq    int64     // the last Seq handed out, including by this transaction
+	writes writeList // this function's writes
 	done   bool
 }
 
@@ -211,10 +269,13 @@ func (t *updateTx) List(kind string, opt store.ListOptions) ([]*store.Record, er
 // uncommitted returns the live records of the kind that the batch or this transaction wrote
 // and that match opt, and how many keys of the kind they wrote (deletes included).
 func (t *updateTx) uncommitted(kind string, opt store.ListOptions) (mine []*store.Record, touched int) {
-	for _, r := range t.writes[kind] {
+	for _, w := range t.writes.list {
+		if w.kind != kind {
+			continue
+		}
 		touched++
-		if r != nil && matches(r, opt) {
-			mine = append(mine, r)
+		if w.rec != nil && matches(w.rec, opt) {
+			mine = append(mine, w.rec)
 		}
 	}
 	for id, r := range t.batch[kind] {

@@ -32,6 +32,25 @@ func (s *Store) EachVersion(ctx context.Context, kind string, opt store.ListOpti
 	return nil
 }
 
+// VersionOf reports the Seq and Version of one committed record without copying it, or
+// ErrNotFound: the cheapest way for a caller that keeps a decoded copy of a record to learn
+// whether it changed. It is not part of store.Store.
+func (s *Store) VersionOf(ctx context.Context, kind, id string) (seq, version int64, err error) {
+	if err := ctx.Err(); err != nil {
+		return 0, 0, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return 0, 0, errClosed
+	}
+	r := s.mem.get(kind, id)
+	if r == nil {
+		return 0, 0, notFound(kind, id)
+	}
+	return r.Seq, r.Version, nil
+}
+
 // each calls fn with up to limit (0: all) records with Seq > afterSeq, in Seq order.
 func (l *seqList) each(afterSeq int64, limit int, fn func(*store.Record)) {
 	if l == nil {
