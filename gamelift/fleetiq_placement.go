@@ -204,12 +204,12 @@ func (s *Service) cachedGroupStatus(ctx context.Context, name string) (string, b
 // older than rankingTTL, or fresh is set (which also forgets the exhausted hints).
 func (s *Service) snapshot(tx store.Tx, group string, now int64, fresh bool) (*groupPlacement, error) {
 	c := s.placements()
+	if gp := c.cached(group, now, fresh); gp != nil {
+		return gp, nil
+	}
 	c.mu.Lock()
 	gp := c.groups[group]
 	c.mu.Unlock()
-	if gp != nil && !fresh && now-gp.loaded < rankingTTL && now >= gp.loaded {
-		return gp, nil
-	}
 	loaded, err := c.loadRanking(tx, group, now)
 	if err != nil {
 		return nil, err
@@ -221,6 +221,18 @@ func (s *Service) snapshot(tx store.Tx, group string, now int64, fresh bool) (*g
 	c.groups[group] = loaded
 	c.mu.Unlock()
 	return loaded, nil
+}
+
+// cached returns the group's snapshot if it is there, younger than rankingTTL, and fresh is
+// not set; nil otherwise.
+func (c *placementCache) cached(group string, now int64, fresh bool) *groupPlacement {
+	c.mu.Lock()
+	gp := c.groups[group]
+	c.mu.Unlock()
+	if gp != nil && !fresh && now-gp.loaded < rankingTTL && now >= gp.loaded {
+		return gp
+	}
+	return nil
 }
 
 // keepHints copies old's exhausted hints onto the same instances of gp.

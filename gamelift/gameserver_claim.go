@@ -151,14 +151,16 @@ func (s *Service) claimReserved(ctx context.Context, group, id string, allowed f
 // that has a candidate. Each read is current but they are not one snapshot: the pick only
 // nominates, and the claim's transaction decides.
 func (s *Service) pickCandidate(ctx context.Context, group string, allowed func(string) bool, now int64, fresh bool) (string, error) {
-	var gp *groupPlacement
-	err := s.view(ctx, func(tx store.Tx) error {
-		var err error
-		gp, err = s.snapshot(tx, group, now, fresh)
-		return err
-	})
-	if err != nil {
-		return "", err
+	gp := s.placements().cached(group, now, fresh)
+	if gp == nil {
+		err := s.view(ctx, func(tx store.Tx) error {
+			var err error
+			gp, err = s.snapshot(tx, group, now, fresh)
+			return err
+		})
+		if err != nil {
+			return "", err
+		}
 	}
 	for i := gp.next(0, allowed, now, fresh); i >= 0; i = gp.next(i+1, allowed, now, fresh) {
 		if id, err := s.pickOnInstance(ctx, gp, i, now, fresh); id != "" || err != nil {

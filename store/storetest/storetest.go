@@ -61,6 +61,7 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"ViewConsistency", testViewConsistency},
 		{"ConcurrentCounter", testCounter},
 		{"ConcurrentInsertSameID", testInsertRace},
+		{"VersionReads", testVersions},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
