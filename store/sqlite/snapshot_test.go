@@ -276,3 +276,34 @@ func TestReplayRejectsCorruptEntry(t *testing.T) {
 		t.Errorf("good entry: seq %d, err %v", seq, err)
 	}
 }
+
+// TestFailedAppend: when the log cannot be written, the Update fails, memory is unchanged,
+// later Updates fail rather than write behind a partial frame, and reopening finds exactly
+// what was committed before.
+func TestFailedAppend(t *testing.T) {
+	dir := t.TempDir()
+	s := openTest(t, dir)
+	writeRandom(t, s, rand.New(rand.NewPCG(17, 18)), 20)
+	want := state(t, s)
+	ro, err := os.Open(segmentPath(dir, s.log.num)) // writes to it fail, and so does Truncate
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.log.f.Close()
+	s.log.f = ro
+	for range 2 {
+		err := s.Update(context.Background(), func(tx store.Tx) error {
+			return tx.Insert(&store.Record{Kind: "k", ID: "lost"})
+		})
+		if err == nil {
+			t.Fatal("Update succeeded though the log cannot be written")
+		}
+	}
+	if got := state(t, s); !maps.Equal(got, want) {
+		t.Errorf("memory changed by failed commits: %v", diff(got, want))
+	}
+	s.Close()
+	if got := state(t, openTest(t, dir)); !maps.Equal(got, want) {
+		t.Errorf("after reopen: %v", diff(got, want))
+	}
+}
