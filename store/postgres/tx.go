@@ -147,17 +147,8 @@ func (t *tx) List(kind string, opt store.ListOptions) ([]*store.Record, error) {
 	if err := t.check(false); err != nil {
 		return nil, err
 	}
-	var limit any // NULL: no limit
-	if opt.Limit > 0 {
-		limit = opt.Limit
-	}
-	var rows pgx.Rows
-	var err error
-	if opt.Parent == "" {
-		rows, err = t.tx.Query(t.ctx, sqlList, kind, opt.AfterSeq, limit)
-	} else {
-		rows, err = t.tx.Query(t.ctx, sqlListParent, kind, opt.AfterSeq, limit, opt.Parent)
-	}
+	query, args := listQuery(sqlList, sqlListParent, kind, opt)
+	rows, err := t.tx.Query(t.ctx, query, args...)
 	if err != nil {
 		return nil, t.fail(err)
 	}
@@ -169,6 +160,19 @@ func (t *tx) List(kind string, opt store.ListOptions) ([]*store.Record, error) {
 		return nil, t.fail(err)
 	}
 	return out, nil
+}
+
+// listQuery picks the statement for opt, without or with a parent, and its arguments:
+// kind, AfterSeq, the limit (NULL for none) and the parent.
+func listQuery(all, byParent, kind string, opt store.ListOptions) (string, []any) {
+	var limit any // NULL: no limit
+	if opt.Limit > 0 {
+		limit = opt.Limit
+	}
+	if opt.Parent == "" {
+		return all, []any{kind, opt.AfterSeq, limit}
+	}
+	return byParent, []any{kind, opt.AfterSeq, limit, opt.Parent}
 }
 
 // classify marks serialization failures and deadlocks as store.ErrConflict (so that Update

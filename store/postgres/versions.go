@@ -24,17 +24,8 @@ const (
 // opt selects, in Seq order. fn runs while the statement's rows are open, so it must be quick
 // and must not use the store.
 func (s *Store) EachVersion(ctx context.Context, kind string, opt store.ListOptions, fn func(id string, seq, version int64)) error {
-	var limit any // NULL: no limit
-	if opt.Limit > 0 {
-		limit = opt.Limit
-	}
-	var rows pgx.Rows
-	var err error
-	if opt.Parent == "" {
-		rows, err = s.pool.Query(ctx, sqlVersions, kind, opt.AfterSeq, limit)
-	} else {
-		rows, err = s.pool.Query(ctx, sqlVersionsParent, kind, opt.AfterSeq, limit, opt.Parent)
-	}
+	query, args := listQuery(sqlVersions, sqlVersionsParent, kind, opt)
+	rows, err := s.pool.Query(ctx, query, args...)
 	if err != nil {
 		return fmt.Errorf("postgres store: %w", classify(err))
 	}

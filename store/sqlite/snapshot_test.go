@@ -75,10 +75,7 @@ func TestSnapshotsAndReplay(t *testing.T) {
 	s := openTest(t, dir)
 	s.snap.minLog = 1
 	rng := rand.New(rand.NewPCG(1, 2))
-	testwait.Until(t, 20*time.Second, time.Millisecond, "a third snapshot", func() bool {
-		writeRandom(t, s, rng, 50) // a snapshot starts only after a commit
-		return snapNum(s) > 2
-	})
+	writeUntilSnapshot(t, s, rng, 3)
 	want, seq := state(t, s), s.seq
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -94,6 +91,16 @@ func TestSnapshotsAndReplay(t *testing.T) {
 	if s.seq != seq {
 		t.Errorf("Seq counter after reopen %d, want %d", s.seq, seq)
 	}
+}
+
+// writeUntilSnapshot makes random writes until snapshot num is in force (a snapshot starts
+// only after a commit, and one at a time).
+func writeUntilSnapshot(t *testing.T, s *Store, rng *rand.Rand, num int64) {
+	t.Helper()
+	testwait.Until(t, 20*time.Second, time.Millisecond, fmt.Sprint("snapshot ", num), func() bool {
+		writeRandom(t, s, rng, 20)
+		return snapNum(s) >= num
+	})
 }
 
 func snapNum(s *Store) int64 {
@@ -157,11 +164,7 @@ func TestCorruptSnapshotFails(t *testing.T) {
 	dir := t.TempDir()
 	s := openTest(t, dir)
 	s.snap.minLog = 1
-	rng := rand.New(rand.NewPCG(5, 6))
-	testwait.Until(t, 20*time.Second, time.Millisecond, "a snapshot", func() bool {
-		writeRandom(t, s, rng, 20)
-		return snapNum(s) > 0
-	})
+	writeUntilSnapshot(t, s, rand.New(rand.NewPCG(5, 6)), 1)
 	s.Close()
 	snaps, _, _ := files(t, dir)
 	if err := os.WriteFile(snapshotPath(dir, snaps[len(snaps)-1]), []byte("not a database"), 0o644); err != nil {
