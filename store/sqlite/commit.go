@@ -231,7 +231,8 @@ func (s *Store) commit(b *pending) error {
 	}
 	// Every function of the batch has returned: finish the write even if callers give up now,
 	// so that what the log holds and what Update reports never disagree.
-	entry := encodeBatch(b.writes, b.seq)
+	ups := b.writes.upserts()
+	entry := encodeBatch(b.writes, ups, b.seq)
 	if s.beforeCommit != nil {
 		if err := s.beforeCommit(); err != nil {
 			return fmt.Errorf("sqlite store: commit: %w", err)
@@ -242,14 +243,13 @@ func (s *Store) commit(b *pending) error {
 	}
 	s.commits.Add(1)
 	s.snap.logBytes += int64(len(entry))
-	s.apply(b)
+	s.apply(b, ups)
 	s.maybeSnapshot()
 	return nil
 }
 
-// apply puts a committed batch's writes into memory.
-func (s *Store) apply(b *pending) {
-	ups := b.writes.upserts()
+// apply puts a committed batch's writes into memory; ups is b.writes.upserts().
+func (s *Store) apply(b *pending, ups []*store.Record) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for kind, m := range b.writes {

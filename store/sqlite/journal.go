@@ -30,8 +30,8 @@ import (
 var errCorruptEntry = errors.New("sqlite store: corrupt log entry")
 
 // encodeBatch encodes the writes of a batch, which handed out Seqs up to seq, as one log
-// entry.
-func encodeBatch(w layer, seq int64) []byte {
+// entry; ups is w.upserts().
+func encodeBatch(w layer, ups []*store.Record, seq int64) []byte {
 	var dels [][2]string
 	size := 16
 	for kind, m := range w {
@@ -47,7 +47,7 @@ func encodeBatch(w layer, seq int64) []byte {
 	for _, d := range dels {
 		buf = appendString(appendString(buf, d[0]), d[1])
 	}
-	return appendUpserts(buf, w.upserts())
+	return appendUpserts(buf, ups)
 }
 
 // appendUpserts appends the upsert part of an entry: the count and each record.

@@ -268,7 +268,8 @@ func TestBadEarlierSegmentFails(t *testing.T) {
 }
 
 func TestReplayRejectsCorruptEntry(t *testing.T) {
-	entry := encodeBatch(layer{"k": {"a": &store.Record{Kind: "k", ID: "a", Version: 1, Seq: 1, Data: []byte("x")}}}, 4)
+	w := layer{"k": {"a": &store.Record{Kind: "k", ID: "a", Version: 1, Seq: 1, Data: []byte("x")}}}
+	entry := encodeBatch(w, w.upserts(), 4)
 	for _, bad := range [][]byte{entry[:len(entry)-1], append(entry, 0), {0xff}} {
 		if _, err := replayEntry(memory{}, bad); err == nil {
 			t.Errorf("entry %x replayed without error", bad)
