@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/hoist-gg/hoist/internal/testwait"
 	"runtime"
 	"strings"
 	"sync"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hoist-gg/hoist/internal/testwait"
 	"github.com/hoist-gg/hoist/store"
 )
 
@@ -67,16 +67,21 @@ func insertFn(id string) func(store.Tx) error {
 func waitQueued(t *testing.T, s *Store, n int) {
 	t.Helper()
 	testwait.Until(t, 10*time.Second, time.Millisecond, fmt.Sprintf("%d Updates queued", n), func() bool {
-		s.qmu.Lock()
-		defer s.qmu.Unlock()
-		got := 0
-		for _, r := range s.queue {
-			if r.state == queued {
-				got++
-			}
-		}
-		return got == n
+		return queuedCount(s) == n
 	})
+}
+
+// queuedCount is how many Updates wait in s's queue.
+func queuedCount(s *Store) int {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	n := 0
+	for _, r := range s.queue {
+		if r.state == queued {
+			n++
+		}
+	}
+	return n
 }
 
 // queue starts Updates in order, each after the previous one is queued, and returns their
@@ -141,12 +146,11 @@ func TestGroupCommitBatches(t *testing.T) {
 	}
 }
 
-// TestGroupCommitBatchesFreeRunning: writers that arrive while a commit is under way share the
-// next one. An append to the log takes microseconds, less than a writer needs to come round
-// again, so each commit here is made to take as long as a write to a slow disk.
-func TestGroupCommitBatchesFreeRunning(t *testing.T) {
+// TestGroupCommitFreeRunning: many writers committing as fast as they can all land. Whether
+// they share commits depends on timing (an append to the log takes microseconds, less than a
+// writer needs to come round again); TestGroupCommitBatches checks batching deterministically.
+func TestGroupCommitFreeRunning(t *testing.T) {
 	s := openTest(t, t.TempDir())
-	s.beforeCommit = func() error { time.Sleep(200 * time.Microsecond); return nil }
 	const writers, each = 32, 30
 	var wg sync.WaitGroup
 	for w := range writers {
@@ -160,11 +164,7 @@ func TestGroupCommitBatchesFreeRunning(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	commits := s.commits.Load()
-	t.Logf("%d Updates in %d commits", writers*each, commits)
-	if commits >= writers*each {
-		t.Errorf("%d commits for %d concurrent Updates: nothing was batched", commits, writers*each)
-	}
+	t.Logf("%d Updates in %d commits", writers*each, s.commits.Load())
 	var n int
 	s.View(context.Background(), func(tx store.Tx) error {
 		rs, err := tx.List("k", store.ListOptions{})
