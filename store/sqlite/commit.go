@@ -12,7 +12,7 @@ import (
 // maxAttempts bounds how often Update runs its function when it returns ErrConflict.
 const maxAttempts = 10
 
-// maxBatch caps how many Updates one SQLite transaction commits.
+// maxBatch caps how many Updates one commit (one log entry) holds.
 const maxBatch = 256
 
 // errAborted is returned to the callers of a batch whose committer stopped before committing
