@@ -15,7 +15,7 @@ import (
 // BenchmarkClaimPattern is FleetIQ's claim as the store sees it, with 100,000 game servers:
 // each Update reads a game server record, Puts it back, and moves its slot record to another
 // parent (Delete, then Insert with a new Seq), from 4 concurrent writers. It reports Updates
-// per SQLite commit as batch, and the process's CPU time per Update as cpu-ns/op, which
+// per commit as batch, and the process's CPU time per Update as cpu-ns/op, which
 // other load on a shared machine disturbs less than the wall time.
 func BenchmarkClaimPattern(b *testing.B) {
 	const n = 100000

@@ -20,7 +20,7 @@ var (
 	errInjected = errors.New("injected commit failure")
 )
 
-// gate holds a store's first SQLite commit until release is closed, so that Updates queue up
+// gate holds a store's first commit until release is closed, so that Updates queue up
 // behind it and the next committer takes them as one batch. Later commits fail with the
 // error that failNext holds, if any.
 type gate struct {
@@ -237,7 +237,7 @@ func visible(tx store.Tx, ids ...string) string {
 	return strings.Join(out, " ")
 }
 
-// TestGroupCommitFailure fails the SQLite commit of a batch: every caller whose function
+// TestGroupCommitFailure fails the commit of a batch: every caller whose function
 // succeeded, or failed after reading the batch's uncommitted writes, gets the error; memory and
 // disk stay as they were; the store goes on committing.
 func TestGroupCommitFailure(t *testing.T) {
