@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"time"
 
 	"github.com/coder/websocket"
 
+	"github.com/hoist-gg/hoist/internal/clock"
 	"github.com/hoist-gg/hoist/sdkws/message"
 )
 
@@ -105,23 +105,9 @@ func (h *Hub) wireError(action string, err error) (int, string) {
 
 // write sends one text frame, giving up after WriteTimeout on the Hub's clock.
 func (s *socket) write(ctx context.Context, frame []byte) error {
-	ctx, cancel := s.hub.timeout(ctx, s.hub.cfg.WriteTimeout)
+	ctx, cancel := clock.WithTimeout(ctx, s.hub.cfg.Clock, s.hub.cfg.WriteTimeout)
 	defer cancel()
 	return s.ws.Write(ctx, websocket.MessageText, frame)
-}
-
-// timeout returns a context that is cancelled when d has passed on the Hub's clock.
-func (h *Hub) timeout(parent context.Context, d time.Duration) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancel(parent)
-	fire := h.cfg.Clock.After(d)
-	go func() {
-		select {
-		case <-fire:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	return ctx, cancel
 }
 
 // decode returns a handler that unmarshals the frame into T (field names as in §3, matched

@@ -11,6 +11,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/google/uuid"
 
+	"github.com/hoist-gg/hoist/internal/clock"
 	"github.com/hoist-gg/hoist/sdkws/message"
 )
 
@@ -34,7 +35,7 @@ func newLink(sdk *SDK, url string) *link {
 
 // dial opens one socket, giving up after CallTimeout on the SDK's clock.
 func (l *link) dial(ctx context.Context, url string) (*websocket.Conn, error) {
-	ctx, cancel := l.sdk.timeout(ctx, l.sdk.opt.CallTimeout)
+	ctx, cancel := clock.WithTimeout(ctx, l.sdk.opt.Clock, l.sdk.opt.CallTimeout)
 	defer cancel()
 	opts := &websocket.DialOptions{HTTPHeader: http.Header{"User-Agent": {"hoist-serversdk/" + SdkVersion}}}
 	if l.sdk.opt.TLSConfig != nil {
@@ -227,7 +228,7 @@ func (l *link) call(ctx context.Context, req message.Message, timeout time.Durat
 		delete(l.pending, id)
 		l.mu.Unlock()
 	}()
-	ctx, cancel := l.sdk.timeout(ctx, timeout)
+	ctx, cancel := clock.WithTimeout(ctx, l.sdk.opt.Clock, timeout)
 	defer cancel()
 	if err := l.send(ctx, frame); err != nil {
 		return timeoutOr(err, ctx)
@@ -259,18 +260,4 @@ func decodeReply(action string, reply []byte, out any) error {
 		return nil
 	}
 	return json.Unmarshal(reply, out)
-}
-
-// timeout returns a context cancelled after d on the SDK's clock.
-func (s *SDK) timeout(parent context.Context, d time.Duration) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancel(parent)
-	fire := s.opt.Clock.After(d)
-	go func() {
-		select {
-		case <-fire:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	return ctx, cancel
 }

@@ -151,3 +151,18 @@ func Every(ctx context.Context, c Clock, interval time.Duration, step func(conte
 		}
 	}
 }
+
+// WithTimeout is context.WithTimeout on c: the context is cancelled when d has passed on c
+// (so a fake clock's Advance fires it), or when parent ends or cancel is called.
+func WithTimeout(parent context.Context, c Clock, d time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(parent)
+	fire := c.After(d)
+	go func() {
+		select {
+		case <-fire:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}

@@ -116,3 +116,24 @@ func TestEveryStepsOnTheClockAndStops(t *testing.T) {
 		t.Fatal("Every did not return after its context ended")
 	}
 }
+
+// WithTimeout's context ends when the fake clock passes the timeout, not before.
+func TestWithTimeout(t *testing.T) {
+	f := NewFake(start)
+	ctx, cancel := WithTimeout(context.Background(), f, time.Second)
+	defer cancel()
+	f.Advance(999 * time.Millisecond)
+	runtime.Gosched()
+	if ctx.Err() != nil {
+		t.Fatal("context ended before the timeout")
+	}
+	f.Advance(time.Millisecond)
+	select {
+	case <-ctx.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("context did not end when the clock reached the timeout")
+	}
+	if !errors.Is(ctx.Err(), context.Canceled) {
+		t.Errorf("err = %v", ctx.Err())
+	}
+}
