@@ -164,25 +164,32 @@ func (s *Store) Close() error {
 }
 
 // Get reads one committed record from memory.
-func (s *Store) Get(ctx context.Context, kind, id string) (*store.Record, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		return nil, errClosed
-	}
-	r := s.mem.get(kind, id)
-	if r == nil {
-		return nil, notFound(kind, id)
-	}
-	return clone(r), nil
+func (s *Store) Get(ctx context.Context, kind, id string) (out *store.Record, err error) {
+	err = s.readMemory(ctx, func(m memory) error {
+		r := m.get(kind, id)
+		if r == nil {
+			return notFound(kind, id)
+		}
+		out = clone(r)
+		return nil
+	})
+	return out, err
 }
 
 // View runs fn with a read-only transaction over the in-memory state. fn must not start
 // another transaction on the same store: writers wait for it, and it may wait for them.
 func (s *Store) View(ctx context.Context, fn func(store.Tx) error) error {
+	return s.readMemory(ctx, func(m memory) error {
+		tx := &viewTx{mem: m}
+		err := fn(tx)
+		tx.done = true
+		return err
+	})
+}
+
+// readMemory runs fn over the committed records under the read lock, unless ctx has ended or
+// the store is closed.
+func (s *Store) readMemory(ctx context.Context, fn func(memory) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -191,8 +198,5 @@ func (s *Store) View(ctx context.Context, fn func(store.Tx) error) error {
 	if s.closed {
 		return errClosed
 	}
-	tx := &viewTx{mem: s.mem}
-	err := fn(tx)
-	tx.done = true
-	return err
+	return fn(s.mem)
 }

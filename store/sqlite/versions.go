@@ -12,43 +12,33 @@ import (
 // of store.Store (the domain uses it when the store has it). fn runs under the store's read
 // lock, so it must be quick and must not use the store.
 func (s *Store) EachVersion(ctx context.Context, kind string, opt store.ListOptions, fn func(id string, seq, version int64)) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		return errClosed
-	}
-	t := s.mem[kind]
-	if t == nil {
+	return s.readMemory(ctx, func(m memory) error {
+		t := m[kind]
+		if t == nil {
+			return nil
+		}
+		l := &t.all
+		if opt.Parent != "" {
+			l = t.byParent[opt.Parent]
+		}
+		l.each(opt.AfterSeq, opt.Limit, func(r *store.Record) { fn(r.ID, r.Seq, r.Version) })
 		return nil
-	}
-	l := &t.all
-	if opt.Parent != "" {
-		l = t.byParent[opt.Parent]
-	}
-	l.each(opt.AfterSeq, opt.Limit, func(r *store.Record) { fn(r.ID, r.Seq, r.Version) })
-	return nil
+	})
 }
 
 // VersionOf reports the Seq and Version of one committed record without copying it, or
 // ErrNotFound: the cheapest way for a caller that keeps a decoded copy of a record to learn
 // whether it changed. It is not part of store.Store.
 func (s *Store) VersionOf(ctx context.Context, kind, id string) (seq, version int64, err error) {
-	if err := ctx.Err(); err != nil {
-		return 0, 0, err
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		return 0, 0, errClosed
-	}
-	r := s.mem.get(kind, id)
-	if r == nil {
-		return 0, 0, notFound(kind, id)
-	}
-	return r.Seq, r.Version, nil
+	err = s.readMemory(ctx, func(m memory) error {
+		r := m.get(kind, id)
+		if r == nil {
+			return notFound(kind, id)
+		}
+		seq, version = r.Seq, r.Version
+		return nil
+	})
+	return seq, version, err
 }
 
 // each calls fn with up to limit (0: all) records with Seq > afterSeq, in Seq order.
