@@ -83,3 +83,31 @@ type Tx interface {
 	// List returns records of a kind in Seq order, filtered by opt.
 	List(kind string, opt ListOptions) ([]*Record, error)
 }
+
+// AnnouncedPrefix marks the record kinds whose writes (inserts and puts) are announced to watchers (see
+// Watcher): the outbox of consequences that must leave the store, such as pushes to
+// processes and events for subscribers.
+const AnnouncedPrefix = "outbox"
+
+// Announced reports whether writes of records of kind are announced to watchers.
+func Announced(kind string) bool {
+	return len(kind) >= len(AnnouncedPrefix) && kind[:len(AnnouncedPrefix)] == AnnouncedPrefix
+}
+
+// Announcement tells a watcher that a committed transaction inserted or replaced a record of
+// Kind with Parent. Missed is set instead when announcements may have been lost (the store's
+// notification channel was re-established); the watcher should then reread everything.
+type Announcement struct {
+	Kind, Parent string
+	Missed       bool
+}
+
+// Watcher is implemented by stores that announce, to every process sharing the store, the
+// writes of records of announced kinds (Announced) once they are committed: the embedded store within
+// its process, PostgreSQL through LISTEN/NOTIFY. Announcements are a wake-up, not a log: a
+// watcher reads the records themselves and must also read on its own from time to time.
+type Watcher interface {
+	// Watch calls fn for every announcement until ctx is done. fn runs on the store's
+	// goroutine and must not block or call the store.
+	Watch(ctx context.Context, fn func(Announcement))
+}

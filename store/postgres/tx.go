@@ -96,7 +96,7 @@ func (t *tx) Insert(r *store.Record) error {
 		return t.fail(err)
 	}
 	r.Version, r.Seq = 1, seq
-	return nil
+	return t.announce(r)
 }
 
 func (t *tx) Put(r *store.Record) error {
@@ -112,7 +112,7 @@ func (t *tx) Put(r *store.Record) error {
 		return t.fail(err)
 	}
 	r.Version, r.Seq = r.Version+1, seq
-	return nil
+	return t.announce(r)
 }
 
 // putMissed tells why a Put matched no row: the record is gone, or its version moved on.

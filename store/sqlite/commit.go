@@ -244,6 +244,7 @@ func (s *Store) commit(b *pending) error {
 	s.commits.Add(1)
 	s.snap.logBytes += int64(len(entry))
 	s.apply(b, ups)
+	s.announce(ups)
 	s.maybeSnapshot()
 	return nil
 }

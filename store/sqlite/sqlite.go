@@ -59,6 +59,8 @@ type Store struct {
 
 	log  *segmentLog // committer only: the segment commits append to
 	snap snapshots   // the snapshots (snapshot.go)
+
+	watch watchers // Watch's functions (watch.go)
 }
 
 var _ store.Store = (*Store)(nil)

@@ -62,6 +62,7 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"ConcurrentCounter", testCounter},
 		{"ConcurrentInsertSameID", testInsertRace},
 		{"VersionReads", testVersions},
+		{"Watch", testWatch},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
