@@ -140,9 +140,7 @@ func (s *Service) DeregisterCompute(ctx context.Context, in *api.DeregisterCompu
 	if err != nil {
 		return nil, err
 	}
-	var told []*processDoc
 	err = s.update(ctx, func(tx store.Tx) error {
-		told = nil
 		if _, err := s.liveFleet(tx, fleetID); err != nil {
 			return err
 		}
@@ -154,13 +152,11 @@ func (s *Service) DeregisterCompute(ctx context.Context, in *api.DeregisterCompu
 		if err := deleteTokens(tx, fleetID, name); err != nil {
 			return err
 		}
-		told, err = s.terminateComputeProcesses(tx, fleetID, name)
-		return err
+		return s.terminateComputeProcesses(tx, fleetID, name, true)
 	})
 	if err != nil {
 		return nil, err
 	}
-	_ = s.notifyTerminate(told) // undelivered pushes end with the grace period all the same
 	return &api.DeregisterComputeOutput{}, nil
 }
 

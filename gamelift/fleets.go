@@ -350,7 +350,7 @@ func creationLimitOf(p *api.ResourceCreationLimitPolicy) *creationLimit {
 }
 
 // DeleteFleet starts deleting a fleet: it becomes DELETING, and each of its server processes
-// that is still running is told to terminate (through the Notifier). The process monitor
+// that is still running is told to terminate (a TerminateProcess push in the outbox). The process monitor
 // finishes the deletion (TERMINATED) once the processes have ended or the grace period has
 // passed. Deleting a fleet that is already DELETING is InvalidFleetStatusException.
 func (s *Service) DeleteFleet(ctx context.Context, in *api.DeleteFleetInput) (*api.DeleteFleetOutput, error) {
@@ -358,9 +358,7 @@ func (s *Service) DeleteFleet(ctx context.Context, in *api.DeleteFleetInput) (*a
 	if err != nil {
 		return nil, err
 	}
-	var told []*processDoc
 	err = s.update(ctx, func(tx store.Tx) error {
-		told = nil
 		rec, doc, err := s.activeFleetTx(tx, id)
 		if err != nil {
 			return err
@@ -369,12 +367,10 @@ func (s *Service) DeleteFleet(ctx context.Context, in *api.DeleteFleetInput) (*a
 		if err := putDoc(tx, rec, doc); err != nil {
 			return err
 		}
-		told, err = s.terminateFleetProcesses(tx, id)
-		return err
+		return s.terminateFleetProcesses(tx, id, true)
 	})
 	if err != nil {
 		return nil, err
 	}
-	_ = s.notifyTerminate(told) // undelivered pushes end with the grace period all the same
 	return &api.DeleteFleetOutput{}, nil
 }

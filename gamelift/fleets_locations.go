@@ -139,8 +139,7 @@ func (s *Service) stopLocationInstances(tx store.Tx, fleetID string, locs []stri
 		if err := putDoc(tx, r, d); err != nil {
 			return err
 		}
-		_, err := s.terminateComputeProcesses(tx, fleetID, d.ID)
-		return err
+		return s.terminateComputeProcesses(tx, fleetID, d.ID, false)
 	})
 }
 

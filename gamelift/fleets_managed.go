@@ -576,7 +576,7 @@ func (s *Service) deleteManagedFleet(ctx context.Context, id string) (*api.Delet
 		if err := putDoc(tx, frec, f); err != nil {
 			return err
 		}
-		if _, err := s.terminateFleetProcesses(tx, id); err != nil {
+		if err := s.terminateFleetProcesses(tx, id, false); err != nil {
 			return err
 		}
 		return eachChild(tx, kindEC2Instance, id, func(r *store.Record, d *ec2InstanceDoc) error {

@@ -1,6 +1,8 @@
 package gamelift
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
@@ -20,53 +22,69 @@ const (
 	testAgentEndpoint = "wss://hoist.test:9443/agent"
 )
 
-// push is one TerminateProcess call a recNotifier received.
+// push is one TerminateProcess message in the outbox.
 type push struct {
 	Ref ProcessRef
 	At  time.Time
 }
 
-// recNotifier records TerminateProcess pushes.
-type recNotifier struct {
-	mu     sync.Mutex
-	calls  []push
-	starts []startPush
+// recNotifier reads the pushes the domain put in the outbox (nothing delivers them in these
+// tests, so they accumulate).
+type recNotifier struct{ st store.Store }
+
+// outbox returns the outbox messages of type typ, oldest first, with their processes.
+func (n *recNotifier) outbox(typ string) (refs []ProcessRef, bodies []json.RawMessage) {
+	_ = n.st.View(context.Background(), func(tx store.Tx) error {
+		refs, bodies = nil, nil
+		recs, err := tx.List(kindOutbox, store.ListOptions{})
+		if err != nil {
+			return err
+		}
+		msgs, err := messages(recs)
+		for _, m := range msgs {
+			if m.Type != typ {
+				continue
+			}
+			_, fleet, id := ParseAddress(m.Address)
+			var p processDoc
+			if _, err := getDoc(tx, kindProcess, processKey(fleet, id), &p, func() error { return nil }); err != nil {
+				return err
+			}
+			refs, bodies = append(refs, ProcessRef{fleet, p.Compute, id}), append(bodies, m.Body)
+		}
+		return err
+	})
+	return refs, bodies
 }
 
-func (n *recNotifier) TerminateProcess(ref ProcessRef, at time.Time) error {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	n.calls = append(n.calls, push{ref, at})
-	return nil
-}
-
-// CreateGameSession records a CreateGameSession push.
-func (n *recNotifier) CreateGameSession(ref ProcessRef, gs GameSessionStart) error {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	n.starts = append(n.starts, startPush{ref, gs})
-	return nil
-}
-
-// startPush is one CreateGameSession call a recNotifier received.
+// startPush is one CreateGameSession message in the outbox.
 type startPush struct {
 	Ref ProcessRef
 	GS  GameSessionStart
 }
 
 func (n *recNotifier) started() []startPush {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return slices.Clone(n.starts)
+	refs, bodies := n.outbox(MessageCreateGameSession)
+	out := make([]startPush, len(refs))
+	for i := range refs {
+		out[i].Ref = refs[i]
+		_ = json.Unmarshal(bodies[i], &out[i].GS)
+	}
+	return out
 }
 
 func (n *recNotifier) pushes() []push {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return slices.Clone(n.calls)
+	refs, bodies := n.outbox(MessageTerminateProcess)
+	out := make([]push, len(refs))
+	for i := range refs {
+		var pt ProcessTermination
+		_ = json.Unmarshal(bodies[i], &pt)
+		out[i] = push{refs[i], pt.Time}
+	}
+	return out
 }
 
-// newHostFixture is newFixture with the hosting settings (endpoints, a recording Notifier).
+// newHostFixture is newFixture with the hosting settings (endpoints, an outbox reader).
 func newHostFixture(t *testing.T) (*fixture, *recNotifier) {
 	t.Helper()
 	st, err := sqlite.Open(t.TempDir())
@@ -82,9 +100,9 @@ func newHostFixture(t *testing.T) (*fixture, *recNotifier) {
 func hostFixtureOn(t *testing.T, st store.Store, clk *clock.Fake, prefix string) (*fixture, *recNotifier) {
 	n := 0
 	var mu sync.Mutex
-	notifier := &recNotifier{}
+	notifier := &recNotifier{st: st}
 	svc := New(Config{Store: st, Clock: clk, Region: testRegion, AccountID: testAccount,
-		SDKEndpoint: testSDKEndpoint, AgentEndpoint: testAgentEndpoint, Notifier: notifier,
+		SDKEndpoint: testSDKEndpoint, AgentEndpoint: testAgentEndpoint,
 		NewID: func() string {
 			mu.Lock()
 			defer mu.Unlock()

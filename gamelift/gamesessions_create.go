@@ -58,18 +58,13 @@ func (s *Service) CreateGameSession(ctx context.Context, in *api.CreateGameSessi
 		return nil, err
 	}
 	var doc *gameSessionDoc
-	fresh := false
 	err = s.update(ctx, func(tx store.Tx) error {
 		var err error
-		doc, fresh, err = s.createSessionTx(tx, req, api.Deref(in.Location))
+		doc, _, err = s.createSessionTx(tx, req, api.Deref(in.Location))
 		return err
 	})
 	if err != nil {
 		return nil, err
-	}
-	if fresh && s.hosting.notifier != nil {
-		ref := ProcessRef{FleetID: doc.FleetID, ComputeName: doc.Compute, ProcessID: doc.ProcessID}
-		_ = s.hosting.notifier.CreateGameSession(ref, doc.start()) // undelivered: the activation timeout ends it
 	}
 	gs := s.apiGameSession(doc)
 	return &api.CreateGameSessionOutput{GameSession: &gs}, nil
@@ -210,8 +205,9 @@ func (s *Service) createSessionTx(tx store.Tx, req *sessionRequest, location str
 	return &d, true, s.insertSession(tx, &d, fleet, now)
 }
 
-// insertSession writes a new ACTIVATING session with its activation timer, process link and
-// creator record.
+// insertSession writes a new ACTIVATING session with its activation timer, process link,
+// creator record and the CreateGameSession push, which is given up when the activation
+// timeout ends the session.
 func (s *Service) insertSession(tx store.Tx, d *gameSessionDoc, fleet *fleetDoc, now int64) error {
 	timeout := s.sessions.activationTimeout
 	if rc := fleet.Runtime; rc != nil && api.Deref(rc.GameSessionActivationTimeoutSeconds) > 0 {
@@ -220,7 +216,11 @@ func (s *Service) insertSession(tx store.Tx, d *gameSessionDoc, fleet *fleetDoc,
 	if err := insertChild(tx, kindGameSession, d.Key, d.FleetID, d); err != nil {
 		return err
 	}
-	if err := insertChild(tx, kindActivation, d.Key, d.FleetID+"/"+d.Compute, &deadlineDoc{At: now + timeout.Milliseconds(), Key: d.Key}); err != nil {
+	deadline := now + timeout.Milliseconds()
+	if err := insertChild(tx, kindActivation, d.Key, d.FleetID+"/"+d.Compute, &deadlineDoc{At: deadline, Key: d.Key}); err != nil {
+		return err
+	}
+	if err := s.enqueue(tx, ProcessAddress(d.FleetID, d.ProcessID), MessageCreateGameSession, d.start(), deadline); err != nil {
 		return err
 	}
 	if err := insertChild(tx, kindProcessSession, d.processKey(), d.FleetID, &keyDoc{Key: d.Key}); err != nil {

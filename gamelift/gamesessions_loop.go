@@ -85,9 +85,7 @@ func (m *SessionMonitor) due(ctx context.Context, kind string, now int64, ordere
 
 // activationTimeout ends a game session that did not activate in time.
 func (m *SessionMonitor) activationTimeout(ctx context.Context, key string, now int64) error {
-	var told []*processDoc
 	err := m.s.update(ctx, func(tx store.Tx) error {
-		told = nil
 		var t deadlineDoc
 		if _, err := getDoc(tx, kindActivation, key, &t, func() error { return errUnchanged }); err != nil {
 			return err
@@ -113,13 +111,9 @@ func (m *SessionMonitor) activationTimeout(ctx context.Context, key string, now 
 		if err := deleteIfThere(tx, kindProcessSession, d.processKey()); err != nil {
 			return err
 		}
-		told, err = m.s.terminateHost(tx, &d)
-		return err
+		return m.s.terminateHost(tx, &d)
 	})
-	if err = ignoreUnchanged(err); err != nil {
-		return err
-	}
-	return m.s.notifyTerminate(told)
+	return ignoreUnchanged(err)
 }
 
 // purgeBatch bounds the sessions one purge transaction deletes.

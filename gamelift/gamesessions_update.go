@@ -111,9 +111,7 @@ func orString(v, def string) string {
 func (s *Service) TerminateGameSession(ctx context.Context, in *api.TerminateGameSessionInput) (*api.TerminateGameSessionOutput, error) {
 	force := api.Deref(in.TerminationMode) == api.TerminationModeForceTerminate
 	var out *gameSessionDoc
-	var told []*processDoc
 	err := s.update(ctx, func(tx store.Tx) error {
-		told = nil
 		rec, d, err := s.getSession(tx, api.Deref(in.GameSessionId))
 		if err != nil {
 			return err
@@ -137,29 +135,26 @@ func (s *Service) TerminateGameSession(ctx context.Context, in *api.TerminateGam
 				return err
 			}
 		}
-		told, err = s.terminateHost(tx, d)
-		return err
+		return s.terminateHost(tx, d)
 	})
 	if err = ignoreUnchanged(err); err != nil {
 		return nil, err
 	}
-	_ = s.notifyTerminate(told) // undelivered: the grace period ends the process all the same
 	gs := s.apiGameSession(out)
 	return &api.TerminateGameSessionOutput{GameSession: &gs}, nil
 }
 
-// terminateHost marks the process hosting d TERMINATING, when it is still running, and
-// returns it for notifyTerminate.
-func (s *Service) terminateHost(tx store.Tx, d *gameSessionDoc) ([]*processDoc, error) {
+// terminateHost marks the process hosting d TERMINATING, when it is still running.
+func (s *Service) terminateHost(tx store.Tx, d *gameSessionDoc) error {
 	var p processDoc
 	rec, err := getDoc(tx, kindProcess, d.processKey(), &p, func() error { return errNoRecord })
 	if errors.Is(err, errNoRecord) {
-		return nil, nil
+		return nil
 	}
 	if err != nil || (p.Status != processActive && p.Status != processInitializing) {
-		return nil, err
+		return err
 	}
-	return []*processDoc{&p}, s.markTerminating(tx, rec, &p, "", "")
+	return s.markTerminating(tx, rec, &p, "", "")
 }
 
 // processEnded is the end-of-life hook of a server process, called in the transaction that

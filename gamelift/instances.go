@@ -154,7 +154,7 @@ func (s *Service) retireInstances(tx store.Tx, f *fleetDoc, live []*store.Record
 		if err := putDoc(tx, r, d); err != nil {
 			return err
 		}
-		if _, err := s.terminateComputeProcesses(tx, f.ID, d.ID); err != nil {
+		if err := s.terminateComputeProcesses(tx, f.ID, d.ID, false); err != nil {
 			return err
 		}
 	}
@@ -400,7 +400,7 @@ func (s *Service) InstanceFailed(ctx context.Context, fleetID, instanceID string
 				fmt.Sprintf("Fleet %s status changed to ERROR: %s", fleetID, msg)); err != nil {
 				return err
 			}
-			if _, err := s.terminateFleetProcesses(tx, fleetID); err != nil {
+			if err := s.terminateFleetProcesses(tx, fleetID, false); err != nil {
 				return err
 			}
 		}

@@ -42,20 +42,6 @@ type ProcessActivation struct {
 	SdkLanguage string
 }
 
-// Notifier delivers pushes to server processes without the domain knowing the transport.
-// Implementations must be safe for concurrent use. A Service without a Notifier pushes
-// nothing.
-type Notifier interface {
-	// TerminateProcess tells the process to shut down (the SDK's OnProcessTerminate), ending
-	// by terminationTime. An error means the push could not be delivered; the process is
-	// then marked terminated when the grace period ends all the same.
-	TerminateProcess(ref ProcessRef, terminationTime time.Time) error
-	// CreateGameSession tells the process to start a game session (the SDK's
-	// OnStartGameSession). An error means the push could not be delivered; the session then
-	// ends when its activation timeout passes.
-	CreateGameSession(ref ProcessRef, gs GameSessionStart) error
-}
-
 // hosting holds the hosting settings of a Service, defaults filled in.
 type hosting struct {
 	sdkEndpoint, agentEndpoint string
@@ -63,7 +49,6 @@ type hosting struct {
 	healthInterval             time.Duration
 	readyTimeout               time.Duration
 	grace                      time.Duration
-	notifier                   Notifier
 }
 
 func newHosting(cfg Config) hosting {
@@ -74,7 +59,7 @@ func newHosting(cfg Config) hosting {
 		return d
 	}
 	return hosting{
-		sdkEndpoint: cfg.SDKEndpoint, agentEndpoint: cfg.AgentEndpoint, notifier: cfg.Notifier,
+		sdkEndpoint: cfg.SDKEndpoint, agentEndpoint: cfg.AgentEndpoint,
 		tokenLifetime:  or(cfg.ComputeAuthTokenLifetime, DefaultComputeAuthTokenLifetime),
 		healthInterval: or(cfg.HealthCheckInterval, DefaultHealthCheckInterval),
 		readyTimeout:   or(cfg.ProcessReadyTimeout, DefaultProcessReadyTimeout),
@@ -384,11 +369,25 @@ var processEventCodes = map[api.EventCode]bool{
 
 // markTerminating records, in tx, that a live process is told to terminate now, with the fleet
 // event code (and message) of the reason; code "" (fleet deletion, deregistration) adds no
-// event. The caller pushes TerminateProcess after the transaction commits.
+// event. The TerminateProcess push goes into the outbox in the same transaction; undelivered,
+// it is given up when the grace period ends, which ends the process all the same.
 func (s *Service) markTerminating(tx store.Tx, rec *store.Record, p *processDoc, code api.EventCode, msg string) error {
+	return s.setTerminating(tx, rec, p, code, msg, true)
+}
+
+// setTerminating is markTerminating, with the push only when push is set: a process whose
+// instance the host is shutting down is stopped by the host instead (docs/managed-fleets.md).
+func (s *Service) setTerminating(tx store.Tx, rec *store.Record, p *processDoc, code api.EventCode, msg string, push bool) error {
 	p.Status, p.TerminateAt, p.Reason = processTerminating, s.nowMillis(), string(code)
 	if err := s.withdrawProcess(tx, p); err != nil {
 		return err
+	}
+	if push {
+		end := p.TerminateAt + s.hosting.grace.Milliseconds()
+		if err := s.enqueue(tx, ProcessAddress(p.FleetID, p.ProcessID), MessageTerminateProcess,
+			ProcessTermination{Time: time.UnixMilli(end)}, end); err != nil {
+			return err
+		}
 	}
 	if code != "" {
 		if err := s.addEvent(tx, p.FleetID, code, msg); err != nil {
@@ -398,43 +397,24 @@ func (s *Service) markTerminating(tx store.Tx, rec *store.Record, p *processDoc,
 	return putDoc(tx, rec, p)
 }
 
-// terminateFleetProcesses marks every INITIALIZING or ACTIVE process of a fleet TERMINATING
-// and returns them, for notifyTerminate once the transaction has committed.
-func (s *Service) terminateFleetProcesses(tx store.Tx, fleetID string) ([]*processDoc, error) {
-	return s.terminateWhere(tx, fleetID, func(*processDoc) bool { return true })
+// terminateFleetProcesses marks every INITIALIZING or ACTIVE process of a fleet TERMINATING;
+// push says whether each is told so (see setTerminating).
+func (s *Service) terminateFleetProcesses(tx store.Tx, fleetID string, push bool) error {
+	return s.terminateWhere(tx, fleetID, func(*processDoc) bool { return true }, push)
 }
 
 // terminateComputeProcesses is terminateFleetProcesses for the processes of one compute.
-func (s *Service) terminateComputeProcesses(tx store.Tx, fleetID, compute string) ([]*processDoc, error) {
-	return s.terminateWhere(tx, fleetID, func(p *processDoc) bool { return p.Compute == compute })
+func (s *Service) terminateComputeProcesses(tx store.Tx, fleetID, compute string, push bool) error {
+	return s.terminateWhere(tx, fleetID, func(p *processDoc) bool { return p.Compute == compute }, push)
 }
 
-func (s *Service) terminateWhere(tx store.Tx, fleetID string, match func(*processDoc) bool) ([]*processDoc, error) {
-	var told []*processDoc
-	err := eachChild(tx, kindProcess, fleetID, func(r *store.Record, p *processDoc) error {
+func (s *Service) terminateWhere(tx store.Tx, fleetID string, match func(*processDoc) bool, push bool) error {
+	return eachChild(tx, kindProcess, fleetID, func(r *store.Record, p *processDoc) error {
 		if (p.Status != processInitializing && p.Status != processActive) || !match(p) {
 			return nil
 		}
-		told = append(told, p)
-		return s.markTerminating(tx, r, p, "", "")
+		return s.setTerminating(tx, r, p, "", "", push)
 	})
-	return told, err
-}
-
-// notifyTerminate pushes TerminateProcess to each process, with the time its grace period
-// ends. It returns the delivery errors, joined.
-func (s *Service) notifyTerminate(ps []*processDoc) error {
-	if s.hosting.notifier == nil {
-		return nil
-	}
-	var errs []error
-	for _, p := range ps {
-		end := time.UnixMilli(p.TerminateAt).Add(s.hosting.grace)
-		if err := s.hosting.notifier.TerminateProcess(p.ref(), end); err != nil {
-			errs = append(errs, fmt.Errorf("TerminateProcess %s: %w", p.ProcessID, err))
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // countProcesses counts a fleet's processes in status.

@@ -131,11 +131,9 @@ func (h hosting) verdict(p *processDoc, now int64) (verdict, bool) {
 }
 
 // advance makes the transition due for the process stored under key, if it is still due
-// once re-read, and pushes TerminateProcess when it is told to terminate.
+// once re-read.
 func (m *ProcessMonitor) advance(ctx context.Context, key string, now int64) error {
-	var told *processDoc
 	err := m.s.update(ctx, func(tx store.Tx) error {
-		told = nil
 		var p processDoc
 		rec, err := getDoc(tx, kindProcess, key, &p, func() error { return errUnchanged })
 		if err != nil {
@@ -146,7 +144,6 @@ func (m *ProcessMonitor) advance(ctx context.Context, key string, now int64) err
 			return errUnchanged
 		}
 		if v.next == processTerminating {
-			told = &p
 			return m.s.markTerminating(tx, rec, &p, v.code, v.msg)
 		}
 		p.Status, p.Ended, p.Connected = processTerminated, now, false
@@ -158,10 +155,7 @@ func (m *ProcessMonitor) advance(ctx context.Context, key string, now int64) err
 		}
 		return putDoc(tx, rec, &p)
 	})
-	if err = ignoreUnchanged(err); err != nil || told == nil {
-		return err
-	}
-	return m.s.notifyTerminate([]*processDoc{told})
+	return ignoreUnchanged(err)
 }
 
 // finishDeletion moves a DELETING fleet to TERMINATED once none of its processes is running or

@@ -40,7 +40,7 @@ func TestMonitorOnTwoNodes(t *testing.T) {
 func monitorTwice(t *testing.T, st store.Store) {
 	clk := clock.NewFake(t0)
 	a, na := hostFixtureOn(t, st, clk, "a")
-	b, nb := hostFixtureOn(t, st, clk, "b")
+	b, _ := hostFixtureOn(t, st, clk, "b")
 	fleet := a.anywhereFleet(t, "shared")
 	a.register(t, fleet, "host-1")
 	h := &host{f: a, n: na, fleet: fleet, token: a.token(t, fleet, "host-1")}
@@ -61,7 +61,7 @@ func monitorTwice(t *testing.T, st store.Store) {
 	}
 	clk.Advance(healthChecksMissed * DefaultHealthCheckInterval) // every process misses its checks
 	stepBoth()
-	if got := len(na.pushes()) + len(nb.pushes()); got != procs {
+	if got := len(na.pushes()); got != procs { // the nodes share one store, and so one outbox
 		t.Errorf("%d TerminateProcess pushes across the nodes, want %d", got, procs)
 	}
 	clk.Advance(DefaultTerminationGracePeriod)

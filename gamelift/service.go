@@ -61,8 +61,6 @@ type Config struct {
 	// TerminationGracePeriod is how long a process told to terminate has to end before it is
 	// marked terminated; DefaultTerminationGracePeriod when zero.
 	TerminationGracePeriod time.Duration
-	// Notifier delivers pushes (TerminateProcess) to server processes; nil means no pushes.
-	Notifier Notifier
 	// GameSessionActivationTimeout is how long a game session may stay ACTIVATING when the
 	// fleet's runtime configuration sets no GameSessionActivationTimeoutSeconds;
 	// DefaultGameSessionActivationTimeout when zero.

@@ -32,7 +32,11 @@ func (h *Hub) serveAgent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s := &socket{hub: h, comp: ref}
-	if run(h, &h.agents, ref, s, w, r, agentRoute) {
+	var up func()
+	if f := h.cfg.OnAgentConnected; f != nil {
+		up = func() { f(ref) }
+	}
+	if run(h, &h.agents, ref, s, w, r, agentRoute, up) {
 		if err := h.cfg.Agent.AgentDisconnected(context.WithoutCancel(r.Context()), ref); err != nil {
 			h.log.Error("sdkws: reporting an agent disconnect failed", "compute", ref.ComputeName, "err", err)
 		}

@@ -60,6 +60,11 @@ type Config struct {
 	// MaxInFlight bounds the requests one socket may have in progress; the socket is not read
 	// while it is reached (the SDKs send requests concurrently, §2.2).
 	MaxInFlight int
+	// OnProcessConnected and OnAgentConnected, when set, are called once a socket is
+	// established and pushes can reach it (e.g. to deliver what waited for it). They must not
+	// block.
+	OnProcessConnected func(ProcessRef)
+	OnAgentConnected   func(ComputeRef)
 }
 
 func (c *Config) setDefaults() {

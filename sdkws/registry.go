@@ -126,7 +126,8 @@ func (r *registry[K]) end(k K) {
 
 // run upgrades r into s, registered under k, serves it until it closes and reports whether
 // the key's connection was lost (see remove). It is the shared body of both endpoints.
-func run[K comparable](h *Hub, reg *registry[K], k K, s *socket, w http.ResponseWriter, r *http.Request, route func(string) handler) (disconnected bool) {
+// up, when not nil, is called once the socket is established.
+func run[K comparable](h *Hub, reg *registry[K], k K, s *socket, w http.ResponseWriter, r *http.Request, route func(string) handler, up func()) (disconnected bool) {
 	reg.add(k, s)
 	ws, err := h.accept(w, r)
 	if err != nil {
@@ -137,6 +138,9 @@ func run[K comparable](h *Hub, reg *registry[K], k K, s *socket, w http.Response
 		ws.CloseNow()
 		reg.remove(k, s)
 		return false
+	}
+	if up != nil {
+		up()
 	}
 	s.serve(r.Context(), route)
 	ws.CloseNow()

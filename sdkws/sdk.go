@@ -26,7 +26,11 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s := &socket{hub: h, proc: req.ProcessRef}
-	if run(h, &h.processes, req.ProcessID, s, w, r, h.sdkRoute) {
+	var up func()
+	if f := h.cfg.OnProcessConnected; f != nil {
+		up = func() { f(req.ProcessRef) }
+	}
+	if run(h, &h.processes, req.ProcessID, s, w, r, h.sdkRoute, up) {
 		if err := h.cfg.Backend.Disconnected(context.WithoutCancel(r.Context()), req.ProcessRef); err != nil {
 			h.log.Error("sdkws: reporting a disconnect failed", "process", req.ProcessID, "err", err)
 		}

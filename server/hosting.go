@@ -14,8 +14,9 @@ import (
 )
 
 // hostingBackend adapts the domain (package gamelift) to the websocket endpoints (package
-// sdkws): it implements sdkws.Backend and sdkws.AgentBackend by calling the Service, and
-// gamelift.Notifier by pushing through the Hub. It holds no rules of its own.
+// sdkws): it implements sdkws.Backend and sdkws.AgentBackend by calling the Service. It holds
+// no rules of its own; the pushes that follow state changes reach the sockets through the
+// outbox (delivery.go).
 type hostingBackend struct {
 	svc *gamelift.Service
 	hub *sdkws.Hub
@@ -25,7 +26,6 @@ var (
 	_ sdkws.Backend            = (*hostingBackend)(nil)
 	_ sdkws.GameSessionBackend = (*hostingBackend)(nil)
 	_ sdkws.AgentBackend       = (*hostingBackend)(nil)
-	_ gamelift.Notifier        = (*hostingBackend)(nil)
 )
 
 func domainRef(r sdkws.ProcessRef) gamelift.ProcessRef {
@@ -168,13 +168,6 @@ func (b *hostingBackend) AgentFleetRoleCredentials(context.Context, sdkws.Comput
 // AgentDisconnected needs no bookkeeping: processes report their own sockets.
 func (b *hostingBackend) AgentDisconnected(context.Context, sdkws.ComputeRef) error { return nil }
 
-// TerminateProcess pushes TerminateProcess to the process's socket on this node.
-func (b *hostingBackend) TerminateProcess(ref gamelift.ProcessRef, at time.Time) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	return b.hub.Push(ctx, ref.ProcessID, message.TerminateProcess{TerminationTime: at.UnixMilli()})
-}
-
 // pushAgents sends p to the agents of the given computes that are connected here.
 func (b *hostingBackend) pushAgents(fleetID string, computes []string, p message.Message) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -254,7 +247,7 @@ func computeNameOf(nameOrARN string) string {
 }
 
 // The game- and player-session half of hostingBackend: sdkws.GameSessionBackend
-// by calling the domain, and the CreateGameSession push of gamelift.Notifier.
+// by calling the domain.
 
 // ActivateGameSession records the process's ActivateGameSession and tells the compute's
 // agent, if one is connected here, which game session the process hosts, so that the agent
@@ -333,16 +326,6 @@ func (b *hostingBackend) StartMatchBackfill(context.Context, sdkws.ProcessRef, m
 // StopMatchBackfill is refused until FlexMatch exists.
 func (b *hostingBackend) StopMatchBackfill(context.Context, sdkws.ProcessRef, message.StopMatchBackfill) error {
 	return errNoMatchmaking
-}
-
-// CreateGameSession pushes CreateGameSession to the process's socket on this node.
-func (b *hostingBackend) CreateGameSession(ref gamelift.ProcessRef, gs gamelift.GameSessionStart) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	return b.hub.Push(ctx, ref.ProcessID, message.CreateGameSession{GameSessionID: gs.GameSessionID,
-		GameSessionName: gs.Name, GameSessionData: gs.GameSessionData, MatchmakerData: gs.MatchmakerData,
-		IPAddress: gs.IPAddress, DNSName: gs.DNSName, Port: gs.Port,
-		MaximumPlayerSessionCount: gs.MaximumPlayerSessionCount, GameProperties: gs.GameProperties})
 }
 
 // wrapTerminateGameSession makes FORCE_TERMINATE also tell the agent of the session's compute,

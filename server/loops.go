@@ -30,7 +30,16 @@ func (s *Server) startLoops(svc *gamelift.Service) {
 	sessions := svc.SessionMonitor()
 	s.fleetIQ, s.monitor, s.sessions = fleetIQ, monitor, sessions
 	s.instances = svc.InstanceMonitor()
-	wg.Add(6)
+	s.outbox = svc.OutboxMonitor()
+	wg.Add(8)
+	go func() {
+		defer wg.Done()
+		s.delivery.run(ctx, s.store)
+	}()
+	go func() {
+		defer wg.Done()
+		s.outbox.Run(ctx, outboxMonitorInterval, s.delivery.logExpired, func(err error) { s.log.Error("outbox monitor step failed", "err", err) })
+	}()
 	go func() {
 		defer wg.Done()
 		clock.Every(ctx, s.cfg.Clock, logPurgeInterval, func(ctx context.Context) error { s.logs.purge(ctx); return nil }, nil)
@@ -68,9 +77,15 @@ const logPurgeInterval = time.Hour
 // clock instead of waiting for the loops' tickers.
 func (s *Server) StepLoops(ctx context.Context) error {
 	s.logs.purge(ctx)
+	expired, err := s.outbox.Step(ctx)
+	s.delivery.logExpired(expired)
 	return errors.Join(s.monitor.Step(ctx), s.sessions.Step(ctx), s.fleetIQ.Step(ctx),
-		s.instances.Step(ctx), s.host.Step(ctx))
+		s.instances.Step(ctx), s.host.Step(ctx), err)
 }
+
+// outboxMonitorInterval is how often undelivered outbox messages past their deadline are
+// given up.
+const outboxMonitorInterval = 5 * time.Second
 
 // instanceMonitorInterval is how often managed fleets' capacity is reconciled (scale-down
 // held back by protected game sessions is retried) and activation is checked.

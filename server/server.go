@@ -109,6 +109,10 @@ type Server struct {
 	logs  *logFiles
 	// stopLoops stops the background loops (startLoops).
 	stopLoops func()
+	// delivery delivers the outbox's messages for this node's sockets (delivery.go); outbox
+	// gives up those past their deadline.
+	delivery *delivery
+	outbox   *gamelift.OutboxMonitor
 	fleetIQ   *gamelift.FleetIQLoop
 	monitor   *gamelift.ProcessMonitor
 	sessions  *gamelift.SessionMonitor
@@ -151,10 +155,12 @@ func (s *Server) build() error {
 	}
 	backend := &hostingBackend{}
 	svc := gamelift.New(gamelift.Config{Store: s.store, Clock: s.cfg.Clock, Region: s.cfg.Region,
-		AccountID: s.cfg.AccountID, SDKEndpoint: s.SDKEndpoint(), AgentEndpoint: s.AgentEndpoint(), Notifier: backend})
+		AccountID: s.cfg.AccountID, SDKEndpoint: s.SDKEndpoint(), AgentEndpoint: s.AgentEndpoint()})
+	deliver := newDelivery(svc, nil, logSink{s.log}, s.log)
 	hub := sdkws.New(sdkws.Config{Backend: backend, GameSessions: backend, Agent: backend, SigV4Keys: s.keys,
-		Clock: s.cfg.Clock, Logger: s.log})
-	backend.svc, backend.hub, s.hub = svc, hub, hub
+		Clock: s.cfg.Clock, Logger: s.log, OnProcessConnected: deliver.processConnected, OnAgentConnected: deliver.agentConnected})
+	deliver.hub = hub
+	backend.svc, backend.hub, s.hub, s.delivery = svc, hub, hub, deliver
 	handlers := svc.Handlers()
 	backend.wrapHosting(handlers)
 	s.host = hostd.New(hostd.Config{Control: svc, Dir: filepath.Join(s.cfg.DataDir, "instances"),
