@@ -113,9 +113,9 @@ type Server struct {
 	// gives up those past their deadline.
 	delivery *delivery
 	outbox   *gamelift.OutboxMonitor
-	fleetIQ   *gamelift.FleetIQLoop
-	monitor   *gamelift.ProcessMonitor
-	sessions  *gamelift.SessionMonitor
+	fleetIQ  *gamelift.FleetIQLoop
+	monitor  *gamelift.ProcessMonitor
+	sessions *gamelift.SessionMonitor
 	// host runs the managed fleets' local instances; instances is their control-plane loop.
 	host      *hostd.Host
 	instances *gamelift.InstanceMonitor
