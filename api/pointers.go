@@ -12,6 +12,9 @@ func Int64(v int64) *int64 { return &v }
 // Bool returns a pointer to v.
 func Bool(v bool) *bool { return &v }
 
+// Float32 returns a pointer to v.
+func Float32(v float32) *float32 { return &v }
+
 // Float64 returns a pointer to v.
 func Float64(v float64) *float64 { return &v }
 

@@ -158,6 +158,10 @@ type gameSessionDoc struct {
 	Activated  int64          `json:"activated,omitempty"`
 	Ended      int64          `json:"ended,omitempty"`
 	Request    string         `json:"request"` // filterHash of the creating request
+	// Matchmaker is the MatchmakerData of a session a match started; Placement the ID of
+	// the placement that started it (placement.go).
+	Matchmaker string `json:"matchmakerData,omitempty"`
+	Placement  string `json:"placement,omitempty"`
 }
 
 func (d *gameSessionDoc) processKey() string { return processKey(d.FleetID, d.ProcessID) }
@@ -183,7 +187,7 @@ func (d *gameSessionDoc) start() GameSessionStart {
 	for _, p := range d.Props {
 		props[p.Key] = p.Value
 	}
-	return GameSessionStart{GameSessionID: d.ARN, Name: d.Name, GameSessionData: d.Data,
+	return GameSessionStart{GameSessionID: d.ARN, Name: d.Name, GameSessionData: d.Data, MatchmakerData: d.Matchmaker,
 		IPAddress: d.IP, DNSName: d.DNS, Port: d.Port, MaximumPlayerSessionCount: int(d.Max), GameProperties: props}
 }
 
@@ -268,7 +272,7 @@ func (s *Service) apiGameSession(d *gameSessionDoc) api.GameSession {
 		Status: &status, StatusReason: (*api.GameSessionStatusReason)(optional(d.Reason)),
 		IpAddress: optional(d.IP), DnsName: optional(d.DNS), PlayerSessionCreationPolicy: &policy,
 		CreatorId: optional(d.Creator), GameSessionData: optional(d.Data), Location: api.String(d.Location),
-		ComputeName: optional(d.Compute), GameProperties: []api.GameProperty{},
+		ComputeName: optional(d.Compute), GameProperties: []api.GameProperty{}, MatchmakerData: optional(d.Matchmaker),
 	}
 	if d.Port != 0 {
 		gs.Port = api.Int32(int32(d.Port))

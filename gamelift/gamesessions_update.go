@@ -32,6 +32,11 @@ func (s *Service) ActivateGameSession(ctx context.Context, ref ProcessRef, gameS
 		if err := deleteIfThere(tx, kindActivation, d.Key); err != nil {
 			return err
 		}
+		if d.Placement != "" {
+			if err := s.placementActivated(tx, d, d.Activated); err != nil {
+				return err
+			}
+		}
 		return putDoc(tx, rec, d)
 	})
 	return ignoreUnchanged(err)
@@ -206,6 +211,9 @@ func (s *Service) endSession(tx store.Tx, rec *store.Record, d *gameSessionDoc, 
 		return err
 	}
 	if err := insertDoc(tx, kindSessionEnded, d.Key, &deadlineDoc{At: now, Key: d.Key}); err != nil && !errors.Is(err, store.ErrExists) {
+		return err
+	}
+	if err := s.placementSessionEnded(tx, d); err != nil {
 		return err
 	}
 	return putDoc(tx, rec, d)

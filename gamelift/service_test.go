@@ -146,7 +146,8 @@ func TestHandlersSetsEveryImplementedOperation(t *testing.T) {
 		"CreatePlayerSessions", "DescribePlayerSessions", "RequestUploadCredentials",
 		"UpdateFleetCapacity", "DescribeFleetCapacity", "DescribeFleetPortSettings", "UpdateFleetPortSettings",
 		"StartFleetActions", "StopFleetActions", "DescribeEC2InstanceLimits", "DescribeInstances", "GetInstanceAccess",
-		"CreateFleetLocations", "DeleteFleetLocations", "DescribeFleetLocationCapacity", "DescribeFleetLocationUtilization"}
+		"CreateFleetLocations", "DeleteFleetLocations", "DescribeFleetLocationCapacity", "DescribeFleetLocationUtilization",
+		"StartGameSessionPlacement", "DescribeGameSessionPlacement", "StopGameSessionPlacement"}
 	v := reflect.ValueOf(h).Elem()
 	set := 0
 	for i := 0; i < v.NumField(); i++ {

@@ -31,7 +31,12 @@ func (s *Server) startLoops(svc *gamelift.Service) {
 	s.fleetIQ, s.monitor, s.sessions = fleetIQ, monitor, sessions
 	s.instances = svc.InstanceMonitor()
 	s.outbox = svc.OutboxMonitor()
-	wg.Add(8)
+	s.placer = svc.PlacementLoop()
+	wg.Add(9)
+	go func() {
+		defer wg.Done()
+		s.placer.Run(ctx, placementInterval, func(err error) { s.log.Error("placement step failed", "err", err) })
+	}()
 	go func() {
 		defer wg.Done()
 		s.delivery.run(ctx, s.store)
@@ -80,8 +85,12 @@ func (s *Server) StepLoops(ctx context.Context) error {
 	expired, err := s.outbox.Step(ctx)
 	s.delivery.logExpired(expired)
 	return errors.Join(s.monitor.Step(ctx), s.sessions.Step(ctx), s.fleetIQ.Step(ctx),
-		s.instances.Step(ctx), s.host.Step(ctx), err)
+		s.instances.Step(ctx), s.host.Step(ctx), s.placer.Step(ctx), err)
 }
+
+// placementInterval is how often pending game session placements are tried again (a
+// placement that can be placed at once is placed by StartGameSessionPlacement itself).
+const placementInterval = 250 * time.Millisecond
 
 // outboxMonitorInterval is how often undelivered outbox messages past their deadline are
 // given up.

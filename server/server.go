@@ -113,6 +113,7 @@ type Server struct {
 	// gives up those past their deadline.
 	delivery *delivery
 	outbox   *gamelift.OutboxMonitor
+	placer   *gamelift.PlacementLoop
 	fleetIQ  *gamelift.FleetIQLoop
 	monitor  *gamelift.ProcessMonitor
 	sessions *gamelift.SessionMonitor
