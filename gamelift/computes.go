@@ -26,6 +26,9 @@ type computeDoc struct {
 	Certificate string `json:"certificatePath,omitempty"`
 	Status      string `json:"status"`
 	Created     int64  `json:"created"`
+	// Agent is set once a host agent has connected for the compute: messages for an agent
+	// (outbox_agent.go) are written only for computes that have one.
+	Agent bool `json:"agent,omitempty"`
 }
 
 // computeKey is the store ID of a compute: compute names are unique within a fleet only.
@@ -144,9 +147,17 @@ func (s *Service) DeregisterCompute(ctx context.Context, in *api.DeregisterCompu
 		if _, err := s.liveFleet(tx, fleetID); err != nil {
 			return err
 		}
-		if err := tx.Delete(kindCompute, computeKey(fleetID, name)); errors.Is(err, store.ErrNotFound) {
+		_, c, err := readCompute(tx, fleetID, name)
+		if err != nil {
+			return err
+		}
+		if c == nil {
 			return computeNotFound(fleetID, name)()
-		} else if err != nil {
+		}
+		if err := s.tellAgent(tx, c, MessageAgentStopCompute, AgentNotice{}); err != nil {
+			return err
+		}
+		if err := tx.Delete(kindCompute, computeKey(fleetID, name)); err != nil {
 			return err
 		}
 		if err := deleteTokens(tx, fleetID, name); err != nil {

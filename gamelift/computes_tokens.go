@@ -112,7 +112,27 @@ func (s *Service) purgeExpiredTokens(ctx context.Context) error {
 }
 
 // AuthenticateCompute checks that token is an unexpired auth token issued for compute of
-// fleetID, which is still registered: the check a host agent's connection passes.
+// fleetID, which is still registered: the check a host agent's connection passes. The
+// compute is then known to have an agent (computeDoc.Agent).
 func (s *Service) AuthenticateCompute(ctx context.Context, fleetID, compute, token string) error {
-	return s.view(ctx, func(tx store.Tx) error { return s.checkToken(tx, fleetID, compute, token) })
+	has := false
+	err := s.view(ctx, func(tx store.Tx) error {
+		if err := s.checkToken(tx, fleetID, compute, token); err != nil {
+			return err
+		}
+		_, c, err := readCompute(tx, fleetID, compute)
+		has = c != nil && c.Agent
+		return err
+	})
+	if err != nil || has {
+		return err
+	}
+	return s.update(ctx, func(tx store.Tx) error {
+		rec, c, err := readCompute(tx, fleetID, compute)
+		if err != nil || c == nil || c.Agent {
+			return err
+		}
+		c.Agent = true
+		return putDoc(tx, rec, c)
+	})
 }

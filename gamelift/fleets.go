@@ -367,6 +367,9 @@ func (s *Service) DeleteFleet(ctx context.Context, in *api.DeleteFleetInput) (*a
 		if err := putDoc(tx, rec, doc); err != nil {
 			return err
 		}
+		if err := s.tellAgents(tx, id, MessageAgentStopCompute, AgentNotice{}); err != nil {
+			return err
+		}
 		return s.terminateFleetProcesses(tx, id, true)
 	})
 	if err != nil {

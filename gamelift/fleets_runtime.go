@@ -81,6 +81,9 @@ func (s *Service) UpdateRuntimeConfiguration(ctx context.Context, in *api.Update
 			return err
 		}
 		doc.Runtime = rc
+		if err := s.tellAgents(tx, id, MessageAgentRuntimeConfiguration, AgentNotice{Runtime: rc}); err != nil {
+			return err
+		}
 		return putDoc(tx, rec, doc)
 	})
 	if err != nil {

@@ -37,6 +37,13 @@ func (s *Service) ActivateGameSession(ctx context.Context, ref ProcessRef, gameS
 				return err
 			}
 		}
+		_, c, err := readCompute(tx, d.FleetID, d.Compute)
+		if err != nil {
+			return err
+		}
+		if err := s.tellAgent(tx, c, MessageAgentSessionActivated, AgentNotice{ProcessID: d.ProcessID, GameSessionID: d.ARN}); err != nil {
+			return err
+		}
 		return putDoc(tx, rec, d)
 	})
 	return ignoreUnchanged(err)
@@ -134,6 +141,9 @@ func (s *Service) TerminateGameSession(ctx context.Context, in *api.TerminateGam
 			if err := deleteIfThere(tx, kindProcessSession, d.processKey()); err != nil {
 				return err
 			}
+			if err := s.forceExit(tx, d); err != nil {
+				return err
+			}
 		default:
 			d.Status, d.Reason = gsTerminating, string(api.GameSessionStatusReasonTriggeredOnProcessTerminate)
 			if err := putDoc(tx, rec, d); err != nil {
@@ -147,6 +157,16 @@ func (s *Service) TerminateGameSession(ctx context.Context, in *api.TerminateGam
 	}
 	gs := s.apiGameSession(out)
 	return &api.TerminateGameSessionOutput{GameSession: &gs}, nil
+}
+
+// forceExit tells the agent of d's compute, if it has one, to stop d's process at once.
+func (s *Service) forceExit(tx store.Tx, d *gameSessionDoc) error {
+	_, c, err := readCompute(tx, d.FleetID, d.Compute)
+	if err != nil {
+		return err
+	}
+	return s.tellAgent(tx, c, MessageAgentForceExit, AgentNotice{ProcessID: d.ProcessID,
+		Reason: string(api.GameSessionStatusReasonForceTerminated)})
 }
 
 // terminateHost marks the process hosting d TERMINATING, when it is still running.

@@ -236,7 +236,11 @@ func (s *Service) ActivateServerProcess(ctx context.Context, ref ProcessRef, a P
 		}
 		p.Port, p.LogPaths, p.SdkVersion, p.SdkLanguage = a.Port, a.LogPaths, a.SdkVersion, a.SdkLanguage
 		p.Connected = true
-		return nil
+		_, c, err := readCompute(tx, p.FleetID, p.Compute)
+		if err != nil {
+			return err
+		}
+		return s.tellAgent(tx, c, MessageAgentProcessRegistered, AgentNotice{ProcessID: p.ProcessID, LogPaths: a.LogPaths})
 	})
 }
 

@@ -206,17 +206,17 @@ func (d *delivery) push(ctx context.Context, m gamelift.Message) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, pushTimeout)
 	defer cancel()
-	if _, ok := p.(agentPush); ok {
+	if kind, _, _ := gamelift.ParseAddress(m.Address); kind == "agent" {
 		return d.hub.PushAgent(ctx, sdkws.ComputeRef{FleetID: fleet, ComputeName: name}, p)
 	}
 	return d.hub.Push(ctx, name, p)
 }
 
-// agentPush marks the pushes that go to agents.
-type agentPush interface{ agent() }
-
 // pushMessage translates an outbox message into its websocket push.
 func pushMessage(m gamelift.Message) (message.Message, error) {
+	if kind, _, _ := gamelift.ParseAddress(m.Address); kind == "agent" {
+		return agentMessage(m)
+	}
 	switch m.Type {
 	case gamelift.MessageCreateGameSession:
 		var gs gamelift.GameSessionStart
@@ -235,6 +235,30 @@ func pushMessage(m gamelift.Message) (message.Message, error) {
 		return message.TerminateProcess{TerminationTime: t.Time.UnixMilli()}, nil
 	}
 	return nil, fmt.Errorf("unknown outbox message type %q", m.Type)
+}
+
+// agentMessage translates an outbox message for an agent into its websocket push.
+func agentMessage(m gamelift.Message) (message.Message, error) {
+	var n gamelift.AgentNotice
+	if err := json.Unmarshal(m.Body, &n); err != nil {
+		return nil, err
+	}
+	switch m.Type {
+	case gamelift.MessageAgentRuntimeConfiguration:
+		if n.Runtime == nil {
+			return nil, errors.New("runtime configuration missing")
+		}
+		return runtimeConfigurationPush{agentRuntimeConfiguration(n.Runtime)}, nil
+	case gamelift.MessageAgentStopCompute:
+		return message.StartComputeTermination{}, nil
+	case gamelift.MessageAgentForceExit:
+		return message.ForceExitServerProcess{ProcessID: n.ProcessID, TerminationReason: n.Reason}, nil
+	case gamelift.MessageAgentProcessRegistered:
+		return message.NotifyProcessRegistered{ProcessID: n.ProcessID, LogPaths: n.LogPaths}, nil
+	case gamelift.MessageAgentSessionActivated:
+		return message.NotifyGameSessionActivated{ProcessID: n.ProcessID, GameSessionID: n.GameSessionID}, nil
+	}
+	return nil, fmt.Errorf("unknown agent message type %q", m.Type)
 }
 
 // logExpired reports outbox messages given up undelivered.

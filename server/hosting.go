@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strings"
-	"time"
 
 	"github.com/hoist-gg/hoist/api"
 	"github.com/hoist-gg/hoist/gamelift"
@@ -63,8 +61,8 @@ func (b *hostingBackend) AuthenticateProcess(ctx context.Context, req sdkws.Conn
 	return wsError(b.svc.AdmitProcess(ctx, domainRef(req.ProcessRef), req.AuthToken))
 }
 
-// ActivateServerProcess records ProcessReady and tells the compute's agent, if one is
-// connected, that the process registered.
+// ActivateServerProcess records ProcessReady (the domain tells the compute's agent, if it has
+// one, through the outbox).
 func (b *hostingBackend) ActivateServerProcess(ctx context.Context, ref sdkws.ProcessRef, req message.ActivateServerProcess) error {
 	err := b.svc.ActivateServerProcess(ctx, domainRef(ref), gamelift.ProcessActivation{
 		Port: req.Port, LogPaths: req.LogPaths, SdkVersion: req.SdkVersion, SdkLanguage: req.SdkLanguage})
@@ -72,10 +70,6 @@ func (b *hostingBackend) ActivateServerProcess(ctx context.Context, ref sdkws.Pr
 		return wsError(err)
 	}
 	_ = b.svc.ManagedProcessReady(ctx, ref.FleetID) // a managed fleet's first ready process activates it
-	agent := sdkws.ComputeRef{FleetID: ref.FleetID, ComputeName: ref.ComputeName}
-	if b.hub.AgentConnected(agent) {
-		_ = b.hub.PushAgent(ctx, agent, message.NotifyProcessRegistered{ProcessID: ref.ProcessID, LogPaths: req.LogPaths})
-	}
 	return nil
 }
 
@@ -168,99 +162,13 @@ func (b *hostingBackend) AgentFleetRoleCredentials(context.Context, sdkws.Comput
 // AgentDisconnected needs no bookkeeping: processes report their own sockets.
 func (b *hostingBackend) AgentDisconnected(context.Context, sdkws.ComputeRef) error { return nil }
 
-// pushAgents sends p to the agents of the given computes that are connected here.
-func (b *hostingBackend) pushAgents(fleetID string, computes []string, p message.Message) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for _, c := range computes {
-		_ = b.hub.PushAgent(ctx, sdkws.ComputeRef{FleetID: fleetID, ComputeName: c}, p)
-	}
-}
-
-// stopAgents pushes StartComputeTermination to the agents of the given computes that are
-// connected here, so that a deregistered compute's (or deleted fleet's) agent stops its
-// processes instead of restarting them.
-func (b *hostingBackend) stopAgents(fleetID string, computes []string) {
-	b.pushAgents(fleetID, computes, message.StartComputeTermination{})
-}
-
-// wrapHosting makes DeregisterCompute and DeleteFleet also stop the agents concerned,
-// UpdateRuntimeConfiguration reach the fleet's agents at once, and TerminateGameSession's
-// FORCE_TERMINATE stop the process through its agent.
-func (b *hostingBackend) wrapHosting(h *api.Handlers) {
-	deregister, deleteFleet, updateRC := h.DeregisterCompute, h.DeleteFleet, h.UpdateRuntimeConfiguration
-	b.wrapTerminateGameSession(h)
-	h.UpdateRuntimeConfiguration = func(ctx context.Context, in *api.UpdateRuntimeConfigurationInput) (*api.UpdateRuntimeConfigurationOutput, error) {
-		out, err := updateRC(ctx, in)
-		if err == nil && out.RuntimeConfiguration != nil {
-			fleet := api.Deref(in.FleetId)
-			b.pushAgents(fleetIDOf(fleet), b.fleetComputes(ctx, fleet),
-				runtimeConfigurationPush{agentRuntimeConfiguration(out.RuntimeConfiguration)})
-		}
-		return out, err
-	}
-	h.DeregisterCompute = func(ctx context.Context, in *api.DeregisterComputeInput) (*api.DeregisterComputeOutput, error) {
-		out, err := deregister(ctx, in)
-		if err == nil {
-			b.stopAgents(fleetIDOf(api.Deref(in.FleetId)), []string{computeNameOf(api.Deref(in.ComputeName))})
-		}
-		return out, err
-	}
-	h.DeleteFleet = func(ctx context.Context, in *api.DeleteFleetInput) (*api.DeleteFleetOutput, error) {
-		computes := b.fleetComputes(ctx, api.Deref(in.FleetId))
-		out, err := deleteFleet(ctx, in)
-		if err == nil {
-			b.stopAgents(fleetIDOf(api.Deref(in.FleetId)), computes)
-		}
-		return out, err
-	}
-}
-
-// fleetComputes lists the names of a fleet's computes (best effort).
-func (b *hostingBackend) fleetComputes(ctx context.Context, fleet string) []string {
-	var names []string
-	in := &api.ListComputeInput{FleetId: api.String(fleet)}
-	for {
-		out, err := b.svc.ListCompute(ctx, in)
-		if err != nil {
-			return names
-		}
-		for _, c := range out.ComputeList {
-			names = append(names, api.Deref(c.ComputeName))
-		}
-		if api.Deref(out.NextToken) == "" {
-			return names
-		}
-		in.NextToken = out.NextToken
-	}
-}
-
-// fleetIDOf returns the fleet ID of a fleet ID or ARN.
-func fleetIDOf(idOrARN string) string { return idOrARN[strings.LastIndex(idOrARN, "/")+1:] }
-
-// computeNameOf returns the compute name of a compute name or ARN.
-func computeNameOf(nameOrARN string) string {
-	if i := strings.Index(nameOrARN, ":compute/"); i >= 0 {
-		return nameOrARN[i+len(":compute/"):]
-	}
-	return nameOrARN
-}
-
 // The game- and player-session half of hostingBackend: sdkws.GameSessionBackend
 // by calling the domain.
 
-// ActivateGameSession records the process's ActivateGameSession and tells the compute's
-// agent, if one is connected here, which game session the process hosts, so that the agent
-// can upload the process's logs for that session when it ends.
+// ActivateGameSession records the process's ActivateGameSession (the domain tells the
+// compute's agent which game session the process hosts, for its logs).
 func (b *hostingBackend) ActivateGameSession(ctx context.Context, ref sdkws.ProcessRef, req message.ActivateGameSession) error {
-	if err := b.svc.ActivateGameSession(ctx, domainRef(ref), req.GameSessionID); err != nil {
-		return wsError(err)
-	}
-	agent := sdkws.ComputeRef{FleetID: ref.FleetID, ComputeName: ref.ComputeName}
-	if b.hub.AgentConnected(agent) {
-		_ = b.hub.PushAgent(ctx, agent, message.NotifyGameSessionActivated{ProcessID: ref.ProcessID, GameSessionID: req.GameSessionID})
-	}
-	return nil
+	return wsError(b.svc.ActivateGameSession(ctx, domainRef(ref), req.GameSessionID))
 }
 
 // AcceptPlayerSession records the process's AcceptPlayerSession.
@@ -326,21 +234,4 @@ func (b *hostingBackend) StartMatchBackfill(context.Context, sdkws.ProcessRef, m
 // StopMatchBackfill is refused until FlexMatch exists.
 func (b *hostingBackend) StopMatchBackfill(context.Context, sdkws.ProcessRef, message.StopMatchBackfill) error {
 	return errNoMatchmaking
-}
-
-// wrapTerminateGameSession makes FORCE_TERMINATE also tell the agent of the session's compute,
-// when it is connected here, to stop the process at once (ForceExitServerProcess).
-func (b *hostingBackend) wrapTerminateGameSession(h *api.Handlers) {
-	terminate := h.TerminateGameSession
-	h.TerminateGameSession = func(ctx context.Context, in *api.TerminateGameSessionInput) (*api.TerminateGameSessionOutput, error) {
-		out, err := terminate(ctx, in)
-		if err != nil || api.Deref(in.TerminationMode) != api.TerminationModeForceTerminate {
-			return out, err
-		}
-		if ref, perr := b.svc.GameSessionProcess(ctx, api.Deref(in.GameSessionId)); perr == nil {
-			b.pushAgents(ref.FleetID, []string{ref.ComputeName}, message.ForceExitServerProcess{
-				ProcessID: ref.ProcessID, TerminationReason: string(api.GameSessionStatusReasonForceTerminated)})
-		}
-		return out, nil
-	}
 }

@@ -163,7 +163,6 @@ func (s *Server) build() error {
 	deliver.hub = hub
 	backend.svc, backend.hub, s.hub, s.delivery = svc, hub, hub, deliver
 	handlers := svc.Handlers()
-	backend.wrapHosting(handlers)
 	s.host = hostd.New(hostd.Config{Control: svc, Dir: filepath.Join(s.cfg.DataDir, "instances"),
 		SDKEndpoint: s.SDKEndpoint(), Clock: s.cfg.Clock, Logger: s.log})
 	pokeOnCapacityChanges(handlers, s.host.Poke)
