@@ -3,8 +3,9 @@ package server_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
+	"os"
+	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,42 +17,7 @@ import (
 
 	"github.com/hoist-gg/hoist/internal/pgtest"
 	"github.com/hoist-gg/hoist/server"
-	"github.com/hoist-gg/hoist/serversdk"
 )
-
-// sdkProc is a game server process on Hoist's server SDK that activates every game session
-// it is asked to host and records the termination it is told of.
-type sdkProc struct {
-	sdk        *serversdk.SDK
-	id         string
-	sessions   atomic.Int32
-	terminated atomic.Bool
-}
-
-// connectProc connects process id of compute in fleet to the SDK endpoint url and calls
-// ProcessReady.
-func connectProc(t *testing.T, url, fleet, compute, token, id string, port int) *sdkProc {
-	t.Helper()
-	p := &sdkProc{id: id, sdk: serversdk.New(serversdk.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})}
-	ctx := context.Background()
-	err := p.sdk.InitSDK(ctx, serversdk.ServerParameters{WebSocketURL: url, ProcessID: id, HostID: compute, FleetID: fleet, AuthToken: token})
-	if err != nil {
-		t.Fatalf("InitSDK %s: %v", id, err)
-	}
-	t.Cleanup(func() { p.sdk.Destroy() })
-	err = p.sdk.ProcessReady(ctx, serversdk.ProcessParameters{Port: port,
-		OnStartGameSession: func(serversdk.GameSession) {
-			p.sessions.Add(1)
-			if err := p.sdk.ActivateGameSession(context.Background()); err != nil {
-				t.Errorf("ActivateGameSession on %s: %v", id, err)
-			}
-		},
-		OnProcessTerminate: func() { p.terminated.Store(true) }})
-	if err != nil {
-		t.Fatalf("ProcessReady %s: %v", id, err)
-	}
-	return p
-}
 
 // TestPushesReachProcessesOnAnotherNode connects a process to one node and drives its game
 // session through another: the CreateGameSession and TerminateProcess pushes go through the
@@ -63,7 +29,7 @@ func TestPushesReachProcessesOnAnotherNode(t *testing.T) {
 	ga, gb := client(a.URL(), testKeyID, testSecret), client(b.URL(), testKeyID, testSecret)
 	fleet := createAnywhereFleet(t, ga, "custom-cross-node")
 	_, token := computeToken(t, ga, fleet, "custom-cross-node", "host-a")
-	proc := connectProc(t, a.SDKEndpoint(), fleet, "host-a", token, "proc-on-a", 7100)
+	proc := startSDKProcesses(t, a, fleet, "host-a", token, 1, true)[0]
 	ctx := context.Background()
 	out, err := gb.CreateGameSession(ctx, &gamelift.CreateGameSessionInput{FleetId: aws.String(fleet),
 		Location: aws.String("custom-cross-node"), MaximumPlayerSessionCount: aws.Int32(2)})
@@ -79,7 +45,11 @@ func TestPushesReachProcessesOnAnotherNode(t *testing.T) {
 		TerminationMode: types.TerminationModeTriggerOnProcessTerminate}); err != nil {
 		t.Fatalf("TerminateGameSession: %v", err)
 	}
-	eventually(t, 10*time.Second, "TerminateProcess delivered to the process on node a", proc.terminated.Load)
+	select {
+	case <-proc.ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("TerminateProcess never reached the process on node a")
+	}
 }
 
 // placementRig is a queue over two Anywhere fleets in three custom locations, with processes
@@ -89,7 +59,7 @@ type placementRig struct {
 	nodes  []*server.Server
 	gls    []*gamelift.Client
 	fleets [2]string
-	procs  []*sdkProc
+	procs  []*sdkProcess
 }
 
 var placementLocations = []string{"custom-place-1", "custom-place-2", "custom-place-3"}
@@ -119,13 +89,12 @@ func newPlacementRig(t *testing.T, nodes []*server.Server, perLocation int) *pla
 	return r
 }
 
-// addProcesses connects n processes of fleet in loc, each to the next node in turn.
+// addProcesses connects n processes of fleet in loc to each node, on a compute per node.
 func (r *placementRig) addProcesses(fleet, loc string, n int) {
-	_, token := computeToken(r.t, r.gls[0], fleet, loc, loc)
-	for i := range n {
-		node := r.nodes[len(r.procs)%len(r.nodes)]
-		id := fmt.Sprintf("%s-%s-%d", fleet[len(fleet)-6:], loc, i)
-		r.procs = append(r.procs, connectProc(r.t, node.SDKEndpoint(), fleet, loc, token, id, 7000+len(r.procs)))
+	for i, node := range r.nodes {
+		compute := fmt.Sprintf("%s-%s-n%d", loc, fleet[len(fleet)-4:], i)
+		_, token := computeToken(r.t, r.gls[0], fleet, loc, compute)
+		r.procs = append(r.procs, startSDKProcesses(r.t, node, fleet, compute, token, n, true)...)
 	}
 }
 
@@ -169,7 +138,7 @@ func TestPlacementRaceEmbedded(t *testing.T) {
 }
 
 func racePlacements(t *testing.T, nodes []*server.Server) {
-	r := newPlacementRig(t, nodes, 9) // 9 processes in each of 4 (fleet, location) pairs
+	r := newPlacementRig(t, nodes, 36/4/len(nodes)) // 36 processes over the 4 (fleet, location) pairs
 	r.queue("race", &gamelift.CreateGameSessionQueueInput{TimeoutInSeconds: aws.Int32(600)})
 	ctx := context.Background()
 	var wg sync.WaitGroup
@@ -205,13 +174,99 @@ func racePlacements(t *testing.T, nodes []*server.Server) {
 		}
 		hosting := 0
 		for _, p := range r.procs {
-			hosting += int(p.sessions.Load())
+			hosting += len(p.started)
 		}
 		return hosting == len(r.procs) && placed+int(created.Load()) == len(r.procs)
 	})
-	for _, p := range r.procs {
-		if n := p.sessions.Load(); n != 1 {
-			t.Errorf("process %s was asked to host %d game sessions", p.id, n)
+	for i, p := range r.procs {
+		if n := len(p.started); n != 1 {
+			t.Errorf("process %d was asked to host %d game sessions", i, n)
 		}
 	}
+}
+
+// TestMeasurePlacements measures, with HOIST_MEASURE_PLACEMENTS=1, StartGameSessionPlacement
+// -> FULFILLED latency and throughput with 1,000 connected server SDK processes that activate
+// at once, beside CreateGameSession -> ACTIVE on an identical fleet in the same run (the
+// baseline: the same game session start without a queue). FULFILLED is committed in the
+// transaction of the process's ActivateGameSession, so its moment is when the process's
+// activation is acknowledged. It reports figures; it asserts nothing about them.
+func TestMeasurePlacements(t *testing.T) {
+	if os.Getenv("HOIST_MEASURE_PLACEMENTS") == "" {
+		t.Skip("set HOIST_MEASURE_PLACEMENTS=1 to measure")
+	}
+	const processes = 1000
+	workers := 32
+	if n, err := strconv.Atoi(os.Getenv("HOIST_MEASURE_WORKERS")); err == nil && n > 0 {
+		workers = n
+	}
+	srv := startServer(t, server.Config{})
+	gl := client(srv.URL(), testKeyID, testSecret)
+	ctx := context.Background()
+	start := func(name string) ([]*sdkProcess, string) {
+		fleet := createAnywhereFleet(t, gl, "custom-"+name)
+		_, token := computeToken(t, gl, fleet, "custom-"+name, "host-"+name)
+		return startSDKProcesses(t, srv, fleet, "host-"+name, token, processes, true), fleet
+	}
+	baseProcs, baseFleet := start("base")
+	placeProcs, placeFleet := start("place")
+	if _, err := gl.CreateGameSessionQueue(ctx, &gamelift.CreateGameSessionQueueInput{Name: aws.String("measure"),
+		Destinations: []types.GameSessionQueueDestination{{DestinationArn: aws.String("arn:aws:gamelift:us-west-2::fleet/" + placeFleet)}}}); err != nil {
+		t.Fatal(err)
+	}
+	starts, ids := make([]time.Time, processes), make([]string, processes)
+	created := measure(processes, workers, func(i int) error {
+		starts[i] = time.Now()
+		out, err := gl.CreateGameSession(ctx, &gamelift.CreateGameSessionInput{FleetId: aws.String(baseFleet),
+			Location: aws.String("custom-base"), MaximumPlayerSessionCount: aws.Int32(8)})
+		if err == nil {
+			ids[i] = aws.ToString(out.GameSession.GameSessionId)
+		}
+		return err
+	})
+	t.Logf("baseline CreateGameSession (returned, ACTIVATING): %s; -> ACTIVE: %s", created, settled(t, baseProcs, starts, ids))
+	placed := measure(processes, workers, func(i int) error {
+		starts[i] = time.Now()
+		out, err := gl.StartGameSessionPlacement(ctx, &gamelift.StartGameSessionPlacementInput{PlacementId: aws.String(fmt.Sprintf("m-%d", i)),
+			GameSessionQueueName: aws.String("measure"), MaximumPlayerSessionCount: aws.Int32(8),
+			DesiredPlayerSessions: []types.DesiredPlayerSession{{PlayerId: aws.String(fmt.Sprintf("player-%d", i))}}})
+		if err == nil {
+			ids[i] = aws.ToString(out.GameSessionPlacement.GameSessionArn) // placed at once: there is free capacity
+		}
+		return err
+	})
+	t.Logf("StartGameSessionPlacement (returned, PENDING): %s; -> FULFILLED: %s", placed, settled(t, placeProcs, starts, ids))
+}
+
+// settled waits until every process has activated its game session and reports the latency
+// from starts[i] to the activation of game session ids[i], and the rate from the first
+// request to the last activation.
+func settled(t *testing.T, procs []*sdkProcess, starts []time.Time, ids []string) string {
+	eventually(t, 120*time.Second, "every process activating its session", func() bool {
+		for _, p := range procs {
+			if len(p.started) == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	byID, last := map[string]time.Time{}, time.Time{}
+	for _, p := range procs {
+		s := <-p.started
+		byID[s.gs.GameSessionID] = s.at
+		if s.at.After(last) {
+			last = s.at
+		}
+	}
+	lat := make([]time.Duration, 0, len(ids))
+	for i, id := range ids {
+		at, ok := byID[id]
+		if !ok {
+			t.Fatalf("request %d's game session %q was never activated", i, id)
+		}
+		lat = append(lat, at.Sub(starts[i]))
+	}
+	slices.Sort(lat)
+	n := len(lat)
+	return fmt.Sprintf("p50 %v, p99 %v, %.0f/s", lat[n/2], lat[n*99/100], float64(n)/last.Sub(slices.MinFunc(starts, time.Time.Compare)).Seconds())
 }
