@@ -110,13 +110,15 @@ func placementNotFound(id string) func() error {
 // as it is now (so an SDK's retry is safe); any other request with that ID is
 // InvalidRequestException.
 func (s *Service) StartGameSessionPlacement(ctx context.Context, in *api.StartGameSessionPlacementInput) (*api.StartGameSessionPlacementOutput, error) {
-	p, err := newPlacement(in)
+	req, err := newPlacement(in)
 	if err != nil {
 		return nil, err
 	}
+	var p *placementDoc
 	err = s.update(ctx, func(tx store.Tx) error {
 		var err error
-		p, err = s.startPlacementTx(tx, p)
+		attempt := *req // the store may run this again: each run starts from the request
+		p, err = s.startPlacementTx(tx, &attempt)
 		return err
 	})
 	if err != nil {

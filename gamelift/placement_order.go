@@ -137,10 +137,10 @@ func (p *placementDoc) latencyCap(q *queueDoc, now int64) (int32, bool) {
 	slices.SortStableFunc(pols, func(a, b latencyPolicyDoc) int { return cmp.Compare(a.MaxMillis, b.MaxMillis) })
 	elapsed, until := now-p.Start, int64(0)
 	for _, pol := range pols {
-		if pol.Duration == 0 {
+		if pol.Duration == nil {
 			return pol.MaxMillis, true
 		}
-		until += int64(pol.Duration) * 1000
+		until += int64(*pol.Duration) * 1000
 		if elapsed < until {
 			return pol.MaxMillis, true
 		}

@@ -53,15 +53,22 @@ func (w *placeWorld) ready(t *testing.T, fleet, loc, pid string) ProcessRef {
 	return ref
 }
 
-// queue stores a queue over both fleets (A first) with the given changes.
-func (w *placeWorld) queue(t *testing.T, name string, change func(*queueDoc)) {
+// queue creates, through CreateGameSessionQueue, a queue over both fleets (A first) with the
+// given changes.
+func (w *placeWorld) queue(t *testing.T, name string, change func(*api.CreateGameSessionQueueInput)) {
 	t.Helper()
-	q := &queueDoc{Name: name, ARN: w.f.svc.arn(arnQueue, name), Timeout: 60,
-		Destinations: []string{w.f.svc.arn(arnFleet, w.a), w.f.svc.arn(arnFleet, w.b)}, CustomEventData: "ced"}
+	in := &api.CreateGameSessionQueueInput{Name: api.String(name), TimeoutInSeconds: api.Int32(60), CustomEventData: api.String("ced"),
+		Destinations: []api.GameSessionQueueDestination{{DestinationArn: api.String(w.f.svc.arn(arnFleet, w.a))},
+			{DestinationArn: api.String(w.f.svc.arn(arnFleet, w.b))}}}
 	if change != nil {
-		change(q)
+		change(in)
 	}
-	must(t, w.f.store.Update(w.f.ctx, func(tx store.Tx) error { return insertDoc(tx, kindQueue, name, q) }))
+	ok(w.f.h.CreateGameSessionQueue(w.f.ctx, in))(t)
+}
+
+// priorities is a PriorityConfiguration.
+func priorities(order []api.PriorityType, locs ...string) *api.PriorityConfiguration {
+	return &api.PriorityConfiguration{PriorityOrder: order, LocationOrder: locs}
 }
 
 func (w *placeWorld) start(t *testing.T, in *api.StartGameSessionPlacementInput) *api.GameSessionPlacement {
@@ -124,7 +131,9 @@ func (w *placeWorld) events(t *testing.T) []map[string]any {
 
 func TestPlacementLatencyChoiceAndFulfilment(t *testing.T) {
 	w := newPlaceWorld(t)
-	w.queue(t, "q", func(q *queueDoc) { q.NotificationTarget = "arn:aws:sns:us-west-2:123:placements" })
+	w.queue(t, "q", func(q *api.CreateGameSessionQueueInput) {
+		q.NotificationTarget = api.String("arn:aws:sns:us-west-2:123:placements")
+	})
 	for _, c := range [][2]string{{w.a, "custom-a"}, {w.a, "custom-b"}, {w.b, "custom-b"}, {w.b, "custom-c"}} {
 		w.ready(t, c[0], c[1], "p-"+c[0][len(c[0])-4:]+"-"+c[1])
 	}
@@ -171,19 +180,23 @@ func TestPlacementLatencyChoiceAndFulfilment(t *testing.T) {
 func TestPlacementPriorityOrders(t *testing.T) {
 	cases := []struct {
 		name     string
-		change   func(*queueDoc)
+		change   func(*api.CreateGameSessionQueueInput)
 		fleet    int // 0 = A, 1 = B
 		location string
 	}{
 		{"default without latency: destination, then alphabetical", nil, 0, "custom-a"},
-		{"LOCATION first with a location order", func(q *queueDoc) {
-			q.PriorityOrder, q.LocationOrder = []string{"LOCATION", "DESTINATION"}, []string{"custom-c", "custom-a"}
+		{"LOCATION first with a location order", func(q *api.CreateGameSessionQueueInput) {
+			q.PriorityConfiguration = priorities([]api.PriorityType{"LOCATION", "DESTINATION"}, "custom-c", "custom-a")
 		}, 1, "custom-c"},
-		{"DESTINATION then LOCATION", func(q *queueDoc) {
-			q.PriorityOrder, q.LocationOrder = []string{"DESTINATION", "LOCATION"}, []string{"custom-b"}
+		{"DESTINATION then LOCATION", func(q *api.CreateGameSessionQueueInput) {
+			q.PriorityConfiguration = priorities([]api.PriorityType{"DESTINATION", "LOCATION"}, "custom-b")
 		}, 0, "custom-b"},
-		{"filter", func(q *queueDoc) { q.AllowedLocations = []string{"custom-c"} }, 1, "custom-c"},
-		{"destination order reversed", func(q *queueDoc) { q.Destinations[0], q.Destinations[1] = q.Destinations[1], q.Destinations[0] }, 1, "custom-b"},
+		{"filter", func(q *api.CreateGameSessionQueueInput) {
+			q.FilterConfiguration = &api.FilterConfiguration{AllowedLocations: []string{"custom-c"}}
+		}, 1, "custom-c"},
+		{"destination order reversed", func(q *api.CreateGameSessionQueueInput) {
+			q.Destinations[0], q.Destinations[1] = q.Destinations[1], q.Destinations[0]
+		}, 1, "custom-b"},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -213,8 +226,9 @@ func TestPlacementFallsBackWhenFirstChoiceIsFull(t *testing.T) {
 
 func TestPlacementLatencyPolicyRelaxes(t *testing.T) {
 	w := newPlaceWorld(t)
-	w.queue(t, "q", func(q *queueDoc) {
-		q.Policies = []latencyPolicyDoc{{MaxMillis: 400}, {MaxMillis: 100, Duration: 10}}
+	w.queue(t, "q", func(q *api.CreateGameSessionQueueInput) {
+		q.PlayerLatencyPolicies = []api.PlayerLatencyPolicy{{MaximumIndividualPlayerLatencyMilliseconds: api.Int32(400)},
+			{MaximumIndividualPlayerLatencyMilliseconds: api.Int32(100), PolicyDurationSeconds: api.Int32(10)}}
 	})
 	w.ready(t, w.b, "custom-c", "far")
 	lat := latencies("alice", map[string]float32{"custom-a": 40, "custom-c": 300})
@@ -236,7 +250,9 @@ func TestPlacementLatencyPolicyRelaxes(t *testing.T) {
 
 func TestPlacementMissingLatencyCountsAsTooFar(t *testing.T) {
 	w := newPlaceWorld(t)
-	w.queue(t, "q", func(q *queueDoc) { q.Policies = []latencyPolicyDoc{{MaxMillis: 1000}} })
+	w.queue(t, "q", func(q *api.CreateGameSessionQueueInput) {
+		q.PlayerLatencyPolicies = []api.PlayerLatencyPolicy{{MaximumIndividualPlayerLatencyMilliseconds: api.Int32(1000)}}
+	})
 	w.ready(t, w.a, "custom-a", "no-data")
 	w.ready(t, w.b, "custom-c", "data")
 	lat := append(latencies("alice", map[string]float32{"custom-a": 10, "custom-c": 90}), latencies("bob", map[string]float32{"custom-c": 80})...)
@@ -296,7 +312,9 @@ func TestPlacementFailsWhenItsSessionNeverActivates(t *testing.T) {
 func TestPlacementRequestChecks(t *testing.T) {
 	w := newPlaceWorld(t)
 	w.queue(t, "q", nil)
-	w.queue(t, "by-location", func(q *queueDoc) { q.PriorityOrder = []string{"LOCATION"} })
+	w.queue(t, "by-location", func(q *api.CreateGameSessionQueueInput) {
+		q.PriorityConfiguration = priorities([]api.PriorityType{"LOCATION"})
+	})
 	in := func(id, queue string) *api.StartGameSessionPlacementInput {
 		return &api.StartGameSessionPlacementInput{PlacementId: api.String(id), GameSessionQueueName: api.String(queue), MaximumPlayerSessionCount: api.Int32(2)}
 	}
@@ -349,7 +367,9 @@ func TestPlacementOverrideFallback(t *testing.T) {
 	}{{api.PlacementFallbackStrategyDefaultAfterSinglePass, true}, {api.PlacementFallbackStrategyNone, false}} {
 		t.Run(string(tc.fallback), func(t *testing.T) {
 			w := newPlaceWorld(t)
-			w.queue(t, "q", func(q *queueDoc) { q.PriorityOrder = []string{"LOCATION"} })
+			w.queue(t, "q", func(q *api.CreateGameSessionQueueInput) {
+				q.PriorityConfiguration = priorities([]api.PriorityType{"LOCATION"})
+			})
 			w.ready(t, w.a, "custom-a", "p")
 			p := w.start(t, &api.StartGameSessionPlacementInput{PlacementId: api.String("pl"), GameSessionQueueName: api.String("q"),
 				PriorityConfigurationOverride: &api.PriorityConfigurationOverride{LocationOrder: []string{"custom-c"}, PlacementFallbackStrategy: &tc.fallback}})
@@ -369,7 +389,9 @@ func TestPlacementOverrideFallback(t *testing.T) {
 // most one.
 func TestPlacementRacesCreateGameSession(t *testing.T) {
 	w := newPlaceWorld(t)
-	w.queue(t, "q", func(q *queueDoc) { q.Destinations = q.Destinations[:1]; q.AllowedLocations = []string{"custom-a"} })
+	w.queue(t, "q", func(q *api.CreateGameSessionQueueInput) {
+		q.Destinations, q.FilterConfiguration = q.Destinations[:1], &api.FilterConfiguration{AllowedLocations: []string{"custom-a"}}
+	})
 	const procs = 40
 	for i := range procs {
 		w.ready(t, w.a, "custom-a", fmt.Sprintf("p%02d", i))

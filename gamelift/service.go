@@ -114,6 +114,7 @@ func (s *Service) Handlers() *api.Handlers {
 	s.fleetHandlers(h)
 	s.sessionHandlers(h)
 	s.managedHandlers(h)
+	s.queueHandlers(h)
 	s.placementHandlers(h)
 	return h
 }

@@ -147,6 +147,7 @@ func TestHandlersSetsEveryImplementedOperation(t *testing.T) {
 		"UpdateFleetCapacity", "DescribeFleetCapacity", "DescribeFleetPortSettings", "UpdateFleetPortSettings",
 		"StartFleetActions", "StopFleetActions", "DescribeEC2InstanceLimits", "DescribeInstances", "GetInstanceAccess",
 		"CreateFleetLocations", "DeleteFleetLocations", "DescribeFleetLocationCapacity", "DescribeFleetLocationUtilization",
+		"CreateGameSessionQueue", "DescribeGameSessionQueues", "UpdateGameSessionQueue", "DeleteGameSessionQueue",
 		"StartGameSessionPlacement", "DescribeGameSessionPlacement", "StopGameSessionPlacement"}
 	v := reflect.ValueOf(h).Elem()
 	set := 0

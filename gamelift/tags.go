@@ -37,6 +37,7 @@ var taggableKinds = map[string]struct {
 	arnLocation:        {kindLocation, func() taggable { return new(locationDoc) }},
 	arnGameServerGroup: {kindGameServerGroup, func() taggable { return new(groupDoc) }},
 	arnFleet:           {kindFleet, func() taggable { return new(fleetDoc) }},
+	arnQueue:           {kindQueue, func() taggable { return new(queueDoc) }},
 }
 
 // reservedKey reports whether key uses the prefix AWS keeps for itself.

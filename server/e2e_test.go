@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"os"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -46,7 +47,7 @@ func startServer(t *testing.T, cfg server.Config) *server.Server {
 		cfg.AccessKeyID, cfg.SecretAccessKey = testKeyID, testSecret
 	}
 	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		cfg.Logger = slog.New(slog.NewTextHandler(testLogOut(), nil))
 	}
 	srv, err := server.New(context.Background(), cfg)
 	if err != nil {
@@ -338,4 +339,11 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.Write(p)
+}
+
+func testLogOut() io.Writer {
+	if os.Getenv("HOIST_TEST_LOG") != "" {
+		return os.Stderr
+	}
+	return io.Discard
 }
