@@ -90,7 +90,7 @@ func (f *fixture) snapshot(t *testing.T) string {
 	var b bytes.Buffer
 	err := f.store.View(f.ctx, func(tx store.Tx) error {
 		for _, kind := range []string{kindAlias, kindBuild, kindLocation, kindFleet, kindCompute,
-			kindComputeToken, kindProcess, kindFleetEvent} {
+			kindComputeToken, kindProcess, kindFleetEvent, kindQueue, kindPlacement, kindOutbox} {
 			recs, err := tx.List(kind, store.ListOptions{})
 			if err != nil {
 				return err

@@ -103,8 +103,14 @@ func (r *hostingRig) hasEvent(code types.EventCode) bool {
 }
 
 func (r *hostingRig) startAgent(compute string) {
-	cmd := exec.Command(r.hoistBin, "agent", "--server", "http://"+r.addr, "--fleet-id", r.fleet,
-		"--location", "custom-hosting-lab", "--compute-name", compute, "--grace-period", "5s", "--ip-address", "127.0.0.1")
+	r.agent = runAgent(r.t, r.hoistBin, r.addr, r.fleet, sessionLocation, compute)
+}
+
+// runAgent starts `hoist agent` as its own process for compute of fleet in location, against
+// the server at addr; the test's cleanup kills it.
+func runAgent(t *testing.T, hoistBin, addr, fleet, location, compute string) *exec.Cmd {
+	cmd := exec.Command(hoistBin, "agent", "--server", "http://"+addr, "--fleet-id", fleet,
+		"--location", location, "--compute-name", compute, "--grace-period", "5s", "--ip-address", "127.0.0.1")
 	if testing.Verbose() {
 		cmd.Args = append(cmd.Args, "--process-output")
 	}
@@ -113,10 +119,10 @@ func (r *hostingRig) startAgent(compute string) {
 		cmd.Stderr = os.Stderr
 	}
 	if err := cmd.Start(); err != nil {
-		r.t.Fatal(err)
+		t.Fatal(err)
 	}
-	r.agent = cmd
-	r.t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd
 }
 
 func newHostingRig(t *testing.T, processes int32) *hostingRig {
