@@ -224,17 +224,13 @@ func (s *Service) startPlacementTx(tx store.Tx, p *placementDoc) (*placementDoc,
 	now := s.nowMillis()
 	p.Queue, p.QueueARN, p.Start = q.Name, q.ARN, now
 	p.Deadline = now + int64(q.Timeout)*1000
+	if _, err := s.placeTx(tx, p, q, now); err != nil {
+		return nil, err
+	}
 	if err := insertChild(tx, kindPlacement, p.ID, q.Name, p); err != nil {
 		return nil, err
 	}
-	if err := insertDoc(tx, kindPlacementWait, p.ID, &deadlineDoc{At: p.Deadline}); err != nil {
-		return nil, err
-	}
-	rec, err := tx.Get(kindPlacement, p.ID)
-	if err != nil {
-		return nil, err
-	}
-	return p, s.placeTx(tx, rec, p, q, now)
+	return p, insertDoc(tx, kindPlacementWait, p.ID, &deadlineDoc{At: p.Deadline})
 }
 
 // DescribeGameSessionPlacement answers a placement's current state.

@@ -1,6 +1,7 @@
 package gamelift
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"time"
@@ -11,14 +12,15 @@ import (
 )
 
 // placeTx tries, in tx, to start a game session for a PENDING placement without one: on the
-// first candidate (in priority order) with a free process. Finding none counts a pass; the
-// PlacementLoop tries again. Decisions and the commit share the transaction, so a placement
-// never gets two game sessions and never takes a process someone else took: a concurrent
-// writer makes the store run the transaction again.
-func (s *Service) placeTx(tx store.Tx, rec *store.Record, p *placementDoc, q *queueDoc, now int64) error {
+// first candidate (in priority order) with a free process. It changes p (the game session's
+// fields, or the count of passes that found no capacity) and reports whether it did; the
+// caller writes p. Decisions and the commit share the transaction, so a placement never gets
+// two game sessions and never takes a process someone else took: a concurrent writer makes
+// the store run the transaction again.
+func (s *Service) placeTx(tx store.Tx, p *placementDoc, q *queueDoc, now int64) (changed bool, err error) {
 	cands, err := s.candidates(tx, q, p, now)
 	if err != nil {
-		return err
+		return false, err
 	}
 	for _, c := range cands {
 		proc, comp, err := s.takeProcess(tx, c.fleet, c.location)
@@ -26,16 +28,19 @@ func (s *Service) placeTx(tx store.Tx, rec *store.Record, p *placementDoc, q *qu
 			continue
 		}
 		if err != nil {
-			return err
+			return false, err
 		}
-		return s.startPlacedSession(tx, rec, p, c, proc, comp, now)
+		return true, s.startPlacedSession(tx, p, c, proc, comp, now)
 	}
-	p.Passes++
-	return putDoc(tx, rec, p)
+	if p.Passes > 0 {
+		return false, nil // only the first pass matters (PlacementFallbackStrategy)
+	}
+	p.Passes = 1
+	return true, nil
 }
 
 // startPlacedSession creates the game session of a placement on a process placeTx took.
-func (s *Service) startPlacedSession(tx store.Tx, rec *store.Record, p *placementDoc, c candidate, proc *processDoc, comp *computeDoc, now int64) error {
+func (s *Service) startPlacedSession(tx store.Tx, p *placementDoc, c candidate, proc *processDoc, comp *computeDoc, now int64) error {
 	idString := "gsess-" + s.sessionID()
 	d := gameSessionDoc{Key: c.fleet.ID + "/" + idString, FleetID: c.fleet.ID, Name: p.Name, Status: gsActivating,
 		Max: p.Max, Props: p.Props, Data: p.Data, Matchmaker: p.Matchmake, Placement: p.ID,
@@ -50,7 +55,7 @@ func (s *Service) startPlacedSession(tx store.Tx, rec *store.Record, p *placemen
 		return err
 	}
 	p.SessionKey, p.SessionARN, p.Location, p.IP, p.DNS, p.Port = d.Key, d.ARN, d.Location, d.IP, d.DNS, d.Port
-	return putDoc(tx, rec, p)
+	return nil
 }
 
 // placementActivated is the hook of ActivateGameSession, in its transaction: the placement
@@ -147,7 +152,11 @@ func (s *Service) retryPlacementTx(tx store.Tx, id string) error {
 	if err != nil {
 		return err
 	}
-	return s.placeTx(tx, rec, &p, q, now)
+	changed, err := s.placeTx(tx, &p, q, now)
+	if err != nil || !changed {
+		return cmp.Or(err, errUnchanged)
+	}
+	return putDoc(tx, rec, &p)
 }
 
 // timeOutPlacement ends a placement at its deadline; a game session still activating for it
