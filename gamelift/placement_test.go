@@ -129,6 +129,16 @@ func (w *placeWorld) events(t *testing.T) []map[string]any {
 	return out
 }
 
+// eventTypes lists the types of the placement events in the outbox, oldest first.
+func (w *placeWorld) eventTypes(t *testing.T) string {
+	t.Helper()
+	var types []any
+	for _, e := range w.events(t) {
+		types = append(types, e["detail"].(map[string]any)["type"])
+	}
+	return fmt.Sprint(types)
+}
+
 func TestPlacementLatencyChoiceAndFulfilment(t *testing.T) {
 	w := newPlaceWorld(t)
 	w.queue(t, "q", func(q *api.CreateGameSessionQueueInput) {
@@ -281,12 +291,8 @@ func TestPlacementTimesOutAndIsCancelled(t *testing.T) {
 	if s := *w.describe(t, "late").Status; s != api.GameSessionPlacementStateTimedOut {
 		t.Fatalf("status %s after the timeout", s)
 	}
-	var types []any
-	for _, e := range w.events(t) {
-		types = append(types, e["detail"].(map[string]any)["type"])
-	}
-	if fmt.Sprint(types) != "[PlacementCancelled PlacementTimedOut]" {
-		t.Errorf("event types %v", types)
+	if types := w.eventTypes(t); types != "[PlacementCancelled PlacementTimedOut]" {
+		t.Errorf("event types %s", types)
 	}
 	_, err := w.f.h.StopGameSessionPlacement(w.f.ctx, &api.StopGameSessionPlacementInput{PlacementId: api.String("late")})
 	wantCode(t, err, api.InvalidRequestException)

@@ -160,12 +160,8 @@ func TestDeleteQueueEndsItsPlacements(t *testing.T) {
 	if s := *w.describe(t, "starting").Status; s != api.GameSessionPlacementStateFulfilled {
 		t.Errorf("starting placement is %s after its session activated", s)
 	}
-	var types []any
-	for _, e := range w.events(t) {
-		types = append(types, e["detail"].(map[string]any)["type"])
-	}
-	if fmt.Sprint(types) != "[PlacementFailed PlacementFulfilled]" {
-		t.Errorf("event types %v", types)
+	if types := w.eventTypes(t); types != "[PlacementFailed PlacementFulfilled]" {
+		t.Errorf("event types %s", types)
 	}
 }
 
