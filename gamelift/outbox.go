@@ -175,12 +175,12 @@ func (s *Service) OutboxAddresses(ctx context.Context) ([]string, error) {
 
 // TakeEvents removes up to limit events from the outbox, oldest first, calling take for each
 // inside the transaction that removes them: whatever take writes commits together with the
-// removal, so an event is taken exactly once however many nodes try. It returns how many it
-// took.
-func (s *Service) TakeEvents(ctx context.Context, limit int, take func(store.Tx, Message) error) (int, error) {
-	n := 0
+// removal, so an event is taken exactly once however many nodes try. It returns the events
+// taken, once their removal has committed.
+func (s *Service) TakeEvents(ctx context.Context, limit int, take func(store.Tx, Message) error) ([]Message, error) {
+	var taken []Message
 	err := s.update(ctx, func(tx store.Tx) error {
-		n = 0
+		taken = taken[:0]
 		recs, err := tx.List(kindOutbox, store.ListOptions{Parent: EventsAddress, Limit: limit})
 		if err != nil {
 			return err
@@ -196,11 +196,14 @@ func (s *Service) TakeEvents(ctx context.Context, limit int, take func(store.Tx,
 			if err := take(tx, m); err != nil {
 				return err
 			}
-			n++
+			taken = append(taken, m)
 		}
 		return nil
 	})
-	return n, err
+	if err != nil {
+		return nil, err
+	}
+	return taken, nil
 }
 
 // conflictIfGone turns the ErrNotFound of a record another transaction removed into a

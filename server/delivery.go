@@ -185,11 +185,15 @@ func (d *delivery) drain(ctx context.Context, addr string) error {
 	return nil
 }
 
-// drainEvents hands every waiting event to the sink.
+// drainEvents hands every waiting event to the sink, and logs each at debug level once it is
+// taken.
 func (d *delivery) drainEvents(ctx context.Context) error {
 	for ctx.Err() == nil {
-		n, err := d.svc.TakeEvents(ctx, deliveryBatch, d.events.Take)
-		if err != nil || n < deliveryBatch {
+		taken, err := d.svc.TakeEvents(ctx, deliveryBatch, d.events.Take)
+		for _, m := range taken {
+			d.log.Debug("event", "body", string(m.Body))
+		}
+		if err != nil || len(taken) < deliveryBatch {
 			return err
 		}
 	}
@@ -269,10 +273,9 @@ func (d *delivery) logExpired(msgs []gamelift.Message) {
 	}
 }
 
-// logSink is the EventSink used when nothing else takes events: it logs them at debug level.
-type logSink struct{ log *slog.Logger }
+// logSink is the EventSink used when nothing else takes events: it keeps nothing (drainEvents
+// logs every event taken).
+type logSink struct{}
 
-func (l logSink) Take(_ store.Tx, m gamelift.Message) error {
-	l.log.Debug("event", "body", string(m.Body))
-	return nil
-}
+// Take accepts the event.
+func (logSink) Take(store.Tx, gamelift.Message) error { return nil }

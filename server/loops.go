@@ -19,60 +19,57 @@ const processMonitorInterval = 5 * time.Second
 // player reservation timeout is 60 s; activation timeouts are at least 1 s).
 const sessionMonitorInterval = time.Second
 
-// startLoops runs the background loops until Shutdown. Every node runs them: each step
-// writes with compare-and-set, so nodes sharing PostgreSQL do not corrupt each other.
+// startLoops runs the background loops until Shutdown. The node's own loops — delivery to
+// the sockets it holds, its local instances, its log files, its membership report — run on
+// every node; the timer loops that must run once in the cluster run on the leader only
+// (cluster.go). Every step still writes with compare-and-set, so a leader that lost its
+// store connection and has not noticed yet cannot corrupt anything.
 func (s *Server) startLoops(svc *gamelift.Service) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	fleetIQ := gamelift.NewFleetIQLoop(svc)
-	fleetIQ.Logger = s.log
-	monitor := svc.ProcessMonitor()
-	sessions := svc.SessionMonitor()
-	s.fleetIQ, s.monitor, s.sessions = fleetIQ, monitor, sessions
-	s.instances = svc.InstanceMonitor()
-	s.outbox = svc.OutboxMonitor()
-	s.placer = svc.PlacementLoop()
-	wg.Add(9)
-	go func() {
-		defer wg.Done()
-		s.placer.Run(ctx, placementInterval, func(err error) { s.log.Error("placement step failed", "err", err) })
-	}()
-	go func() {
-		defer wg.Done()
-		s.delivery.run(ctx, s.store)
-	}()
-	go func() {
-		defer wg.Done()
-		s.outbox.Run(ctx, outboxMonitorInterval, s.delivery.logExpired, func(err error) { s.log.Error("outbox monitor step failed", "err", err) })
-	}()
-	go func() {
-		defer wg.Done()
+	s.fleetIQ = gamelift.NewFleetIQLoop(svc)
+	s.fleetIQ.Logger = s.log
+	s.monitor, s.sessions, s.instances = svc.ProcessMonitor(), svc.SessionMonitor(), svc.InstanceMonitor()
+	s.outbox, s.placer = svc.OutboxMonitor(), svc.PlacementLoop()
+	run := func(loop func(ctx context.Context)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			loop(ctx)
+		}()
+	}
+	run(func(ctx context.Context) { s.delivery.run(ctx, s.store) })
+	run(func(ctx context.Context) {
 		clock.Every(ctx, s.cfg.Clock, logPurgeInterval, func(ctx context.Context) error { s.logs.purge(ctx); return nil }, nil)
-	}()
-	go func() {
-		defer wg.Done()
-		s.instances.Run(ctx, instanceMonitorInterval, func(err error) { s.log.Error("instance monitor step failed", "err", err) })
-	}()
-	go func() {
-		defer wg.Done()
-		s.host.Run(ctx, hostInterval, func(err error) { s.log.Error("local instance host step failed", "err", err) })
-	}()
-	go func() {
-		defer wg.Done()
-		sessions.Run(ctx, sessionMonitorInterval, func(err error) { s.log.Error("session monitor step failed", "err", err) })
-	}()
-	go func() {
-		defer wg.Done()
-		fleetIQ.Run(ctx)
-	}()
-	go func() {
-		defer wg.Done()
-		monitor.Run(ctx, processMonitorInterval, func(err error) { s.log.Error("process monitor step failed", "err", err) })
-	}()
+	})
+	run(func(ctx context.Context) { s.host.Run(ctx, hostInterval, s.logError("local instance host step")) })
+	run(s.reportNodes)
+	run(func(ctx context.Context) { s.lead(ctx, s.leaderLoops) })
 	s.stopLoops = func() {
 		cancel()
 		wg.Wait()
 	}
+}
+
+// leaderLoops runs the loops that must run once in the cluster until ctx is done.
+func (s *Server) leaderLoops(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, loop := range []func(){
+		func() { s.placer.Run(ctx, placementInterval, s.logError("placement step")) },
+		func() { s.outbox.Run(ctx, outboxMonitorInterval, s.delivery.logExpired, s.logError("outbox monitor step")) },
+		func() { s.instances.Run(ctx, instanceMonitorInterval, s.logError("instance monitor step")) },
+		func() { s.sessions.Run(ctx, sessionMonitorInterval, s.logError("session monitor step")) },
+		func() { s.fleetIQ.Run(ctx) },
+		func() { s.monitor.Run(ctx, processMonitorInterval, s.logError("process monitor step")) },
+	} {
+		wg.Go(loop)
+	}
+	wg.Wait()
+}
+
+// logError returns a loop's error handler: it logs what failed.
+func (s *Server) logError(what string) func(error) {
+	return func(err error) { s.log.Error(what+" failed", "err", err) }
 }
 
 // logPurgeInterval is how often game session logs past their retention are deleted.

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/hoist-gg/hoist/api"
@@ -120,15 +121,25 @@ type Server struct {
 	// host runs the managed fleets' local instances; instances is their control-plane loop.
 	host      *hostd.Host
 	instances *gamelift.InstanceMonitor
+	svc       *gamelift.Service
+	// nodeID, started and leading are this node's place in the cluster (cluster.go).
+	nodeID  string
+	started time.Time
+	leading atomic.Bool
 }
 
 // New opens the store, settles the credentials and binds the listener. Serve starts answering.
 func New(ctx context.Context, cfg Config) (*Server, error) {
 	cfg.setDefaults()
-	s := &Server{cfg: cfg, log: cfg.Logger}
+	s := &Server{cfg: cfg, log: cfg.Logger, started: cfg.Clock.Now()}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, err
 	}
+	id, err := loadOrCreateNodeID(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	s.nodeID = id
 	st, err := openStore(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -157,11 +168,11 @@ func (s *Server) build() error {
 	backend := &hostingBackend{}
 	svc := gamelift.New(gamelift.Config{Store: s.store, Clock: s.cfg.Clock, Region: s.cfg.Region,
 		AccountID: s.cfg.AccountID, SDKEndpoint: s.SDKEndpoint(), AgentEndpoint: s.AgentEndpoint()})
-	deliver := newDelivery(svc, nil, logSink{s.log}, s.log)
+	deliver := newDelivery(svc, nil, logSink{}, s.log)
 	hub := sdkws.New(sdkws.Config{Backend: backend, GameSessions: backend, Agent: backend, SigV4Keys: s.keys,
 		Clock: s.cfg.Clock, Logger: s.log, OnProcessConnected: deliver.processConnected, OnAgentConnected: deliver.agentConnected})
 	deliver.hub = hub
-	backend.svc, backend.hub, s.hub, s.delivery = svc, hub, hub, deliver
+	backend.svc, backend.hub, s.hub, s.delivery, s.svc = svc, hub, hub, deliver, svc
 	handlers := svc.Handlers()
 	s.host = hostd.New(hostd.Config{Control: svc, Dir: filepath.Join(s.cfg.DataDir, "instances"),
 		SDKEndpoint: s.SDKEndpoint(), Clock: s.cfg.Clock, Logger: s.log})
@@ -174,7 +185,7 @@ func (s *Server) build() error {
 	s.logs = logs
 	apiHandler := httpapi.New(httpapi.Config{Handlers: handlers, Authenticate: auth, Logger: s.log,
 		Extensions: fleetIQExtensions(svc)})
-	s.http = &http.Server{Handler: routeWebsockets(logs.route(apiHandler), hub, hub.AgentHandler()),
+	s.http = &http.Server{Handler: routeWebsockets(s.routeLeader(logs.route(apiHandler)), hub, hub.AgentHandler()),
 		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	if err := s.listenS3(svc); err != nil {
 		return err

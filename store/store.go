@@ -111,3 +111,18 @@ type Watcher interface {
 	// goroutine and must not block or call the store.
 	Watch(ctx context.Context, fn func(Announcement))
 }
+
+// Elector is implemented by stores that several server processes share (PostgreSQL): it
+// chooses one leader among the processes that campaign, with the database's own locking, so
+// that work which must happen once in the cluster (the timer loops) runs on one process. A
+// store only one process can open (the embedded store) does not implement it: its process
+// always leads.
+type Elector interface {
+	// Lead campaigns until ctx is done. Each time this process wins, it calls lead with a
+	// context that is cancelled as soon as leadership is lost (the database connection that
+	// holds it failed, or ctx ended), and waits for lead to return before campaigning again.
+	// At most one process in the cluster runs lead at a time, except that a process cut off
+	// from the database notices within a few seconds: work done under lead must still commit
+	// with compare-and-set.
+	Lead(ctx context.Context, lead func(ctx context.Context))
+}
