@@ -56,7 +56,9 @@ func (s *Server) leaderLoops(ctx context.Context) {
 	var wg sync.WaitGroup
 	for _, loop := range []func(){
 		func() { s.placer.Run(ctx, placementInterval, s.logError("placement step")) },
-		func() { s.outbox.Run(ctx, outboxMonitorInterval, s.delivery.logExpired, s.logError("outbox monitor step")) },
+		func() {
+			s.outbox.Run(ctx, outboxMonitorInterval, s.delivery.logExpired, s.logError("outbox monitor step"))
+		},
 		func() { s.instances.Run(ctx, instanceMonitorInterval, s.logError("instance monitor step")) },
 		func() { s.sessions.Run(ctx, sessionMonitorInterval, s.logError("session monitor step")) },
 		func() { s.fleetIQ.Run(ctx) },
