@@ -25,6 +25,9 @@ const (
 	// NotImplementedException: Hoist knows the operation but does not implement it yet. The
 	// message names the operation. It is a client error (HTTP 400) so clients do not retry it.
 	NotImplementedException ErrorCode = "NotImplementedException"
+	// ServiceUnavailableException: Hoist cannot reach what it depends on (its store) right now.
+	// HTTP 503, which every AWS SDK and the CLI retry with backoff.
+	ServiceUnavailableException ErrorCode = "ServiceUnavailableException"
 )
 
 // errorInfo is one row of the error table.
@@ -42,6 +45,7 @@ var unmodeledErrors = map[ErrorCode]errorInfo{
 	IncompleteSignatureException:        {400, false},
 	MissingAuthenticationTokenException: {400, false},
 	NotImplementedException:             {400, false},
+	ServiceUnavailableException:         {503, true},
 }
 
 func (c ErrorCode) info() errorInfo {

@@ -38,6 +38,10 @@ type Config struct {
 	// Extensions are Hoist operations outside GameLift's model, served over awsJson1_1 under
 	// their own X-Amz-Target (see Extension).
 	Extensions []Extension
+	// Unavailable reports errors that mean a dependency (the store) cannot be reached: they
+	// are answered ServiceUnavailableException (503), which clients retry, instead of
+	// InternalServiceException. Nil: none.
+	Unavailable func(error) bool
 }
 
 // operation is one row of the operation table with its handler bound.
@@ -57,6 +61,8 @@ type server struct {
 	ids     *idGenerator
 	// extTargets holds the X-Amz-Target of every Extension.
 	extTargets map[string]bool
+	// unavailable is Config.Unavailable, never nil.
+	unavailable func(error) bool
 }
 
 // New returns the API handler. Every operation of api.Operations is bound to cfg.Handlers once,
@@ -69,7 +75,11 @@ func New(cfg Config) http.Handler {
 		maxBody: cfg.MaxBodyBytes,
 		ids:     newIDGenerator(),
 
-		extTargets: map[string]bool{},
+		extTargets:  map[string]bool{},
+		unavailable: cfg.Unavailable,
+	}
+	if s.unavailable == nil {
+		s.unavailable = func(error) bool { return false }
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)

@@ -16,6 +16,9 @@ import (
 // internalMessage is all a client learns about an unexpected failure; the log has the rest.
 const internalMessage = "An internal error occurred. Hoist logged it under this request's ID."
 
+// unavailableMessage is the message of every ServiceUnavailableException.
+const unavailableMessage = "Hoist cannot reach its store right now; retry the request later."
+
 // handlerPanic is the error a panicking handler turns into.
 type handlerPanic struct {
 	value any
@@ -56,8 +59,9 @@ func (s *server) tooLarge() *api.Error {
 	return api.Errorf(api.SerializationException, "the request body exceeds the limit of %d bytes", s.maxBody)
 }
 
-// clientError returns the error the client receives for err: an *api.Error as it is, anything
-// else as an InternalServiceException with a generic message, logged in full.
+// clientError returns the error the client receives for err: an *api.Error as it is, an
+// unreachable dependency as ServiceUnavailableException, anything else as an
+// InternalServiceException with a generic message, logged in full.
 func (s *server) clientError(ctx context.Context, op string, err error) *api.Error {
 	var ae *api.Error
 	if errors.As(err, &ae) {
@@ -65,6 +69,10 @@ func (s *server) clientError(ctx context.Context, op string, err error) *api.Err
 	}
 	attrs := []slog.Attr{slog.String("request_id", RequestID(ctx)), slog.String("operation", op),
 		slog.String("error", err.Error())}
+	if s.unavailable(err) {
+		s.log.LogAttrs(ctx, slog.LevelWarn, "store unavailable; answered ServiceUnavailableException", attrs...)
+		return &api.Error{Code: api.ServiceUnavailableException, Message: unavailableMessage}
+	}
 	if p, ok := err.(*handlerPanic); ok {
 		attrs = append(attrs, slog.String("stack", string(p.stack)))
 	}

@@ -33,6 +33,9 @@ func domainRef(r sdkws.ProcessRef) gamelift.ProcessRef {
 // wsError turns a domain error into the StatusCode an SDK reads (server-sdk-protocol.md §2.2).
 func wsError(err error) error {
 	var e *api.Error
+	if storeUnavailable(err) {
+		return &sdkws.Error{Status: http.StatusServiceUnavailable, Message: "Hoist cannot reach its store right now; retry later."}
+	}
 	if !errors.As(err, &e) {
 		return err
 	}

@@ -69,9 +69,23 @@ func (s *Server) leaderLoops(ctx context.Context) {
 	wg.Wait()
 }
 
-// logError returns a loop's error handler: it logs what failed.
+// logError returns a loop's error handler: it logs what failed. While the store is
+// unreachable the loop's steps fail until it is back; that is logged once a minute per loop.
 func (s *Server) logError(what string) func(error) {
-	return func(err error) { s.log.Error(what+" failed", "err", err) }
+	var quietUntil time.Time
+	var mu sync.Mutex
+	return func(err error) {
+		if !storeUnavailable(err) {
+			s.log.Error(what+" failed", "err", err)
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if now := time.Now(); now.After(quietUntil) {
+			quietUntil = now.Add(time.Minute)
+			s.log.Warn(what+" paused: the store is unavailable", "err", err)
+		}
+	}
 }
 
 // logPurgeInterval is how often game session logs past their retention are deleted.

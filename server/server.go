@@ -184,7 +184,7 @@ func (s *Server) build() error {
 	logs.wrap(handlers)
 	s.logs = logs
 	apiHandler := httpapi.New(httpapi.Config{Handlers: handlers, Authenticate: auth, Logger: s.log,
-		Extensions: fleetIQExtensions(svc)})
+		Extensions: fleetIQExtensions(svc), Unavailable: storeUnavailable})
 	s.http = &http.Server{Handler: routeWebsockets(s.routeLeader(logs.route(apiHandler)), hub, hub.AgentHandler()),
 		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	if err := s.listenS3(svc); err != nil {
@@ -210,6 +210,9 @@ func routeWebsockets(apiHandler, sdk, agent http.Handler) http.Handler {
 		sdk.ServeHTTP(w, r)
 	})
 }
+
+// storeUnavailable reports errors that mean the store cannot be reached right now.
+func storeUnavailable(err error) bool { return errors.Is(err, store.ErrUnavailable) }
 
 func openStore(ctx context.Context, cfg Config) (store.Store, error) {
 	switch {

@@ -21,6 +21,10 @@ var (
 	// ErrConflict: Put found a different version than the one the caller read. Update retries
 	// its function when the function returns an error wrapping ErrConflict.
 	ErrConflict = errors.New("store: version conflict")
+	// ErrUnavailable: the store cannot be reached (its database is down, restarting or cut
+	// off). The operation may succeed if tried again later; a write that failed with it at
+	// commit may or may not have committed.
+	ErrUnavailable = errors.New("store: unavailable")
 )
 
 // Record is one stored resource: an opaque document the domain owns, addressed by kind and ID.

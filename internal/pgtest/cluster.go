@@ -26,6 +26,10 @@ type Cluster struct {
 	dsn  string
 	cmd  *exec.Cmd
 	exit chan error // receives the server's exit status
+	// bin, port and cred start the server again after Halt.
+	bin  string
+	port int
+	cred *syscall.Credential
 }
 
 // StartCluster initialises and starts a new cluster from the installed PostgreSQL binaries and
@@ -54,21 +58,41 @@ func (c *Cluster) DSN() string { return c.dsn }
 // Stop shuts the server down (fast shutdown, then SIGKILL if it lingers) and removes the
 // cluster's files.
 func (c *Cluster) Stop() error {
-	var err error
-	if c.cmd != nil && c.cmd.Process != nil {
-		c.cmd.Process.Signal(syscall.SIGINT)
-		select {
-		case <-c.exit:
-		case <-time.After(15 * time.Second):
-			c.cmd.Process.Kill()
-			<-c.exit
-			err = errors.New("pgtest: postgres did not shut down in time; killed")
-		}
-	}
+	err := c.Halt()
 	if rerr := os.RemoveAll(c.dir); err == nil {
 		err = rerr
 	}
 	return err
+}
+
+// Halt shuts the server down (fast shutdown: sessions are ended, as in an operator's restart)
+// and keeps its data; Resume starts it again. Halting a halted cluster does nothing.
+func (c *Cluster) Halt() error {
+	if c.cmd == nil || c.cmd.Process == nil {
+		return nil
+	}
+	defer func() { c.cmd = nil }()
+	c.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-c.exit:
+		return nil
+	case <-time.After(15 * time.Second):
+		c.cmd.Process.Kill()
+		<-c.exit
+		return errors.New("pgtest: postgres did not shut down in time; killed")
+	}
+}
+
+// Resume starts a halted cluster again on its data and port and waits until it accepts
+// connections.
+func (c *Cluster) Resume(ctx context.Context) error {
+	if c.cmd != nil {
+		return errors.New("pgtest: the cluster is running")
+	}
+	if err := c.run(c.bin, filepath.Join(c.dir, "data"), c.port, c.cred); err != nil {
+		return err
+	}
+	return c.waitReady(ctx)
 }
 
 func (c *Cluster) start(ctx context.Context, bin string) error {
@@ -87,6 +111,7 @@ func (c *Cluster) start(ctx context.Context, bin string) error {
 	if err != nil {
 		return err
 	}
+	c.bin, c.port, c.cred = bin, port, cred
 	if err := c.run(bin, data, port, cred); err != nil {
 		return err
 	}

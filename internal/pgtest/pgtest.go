@@ -155,3 +155,26 @@ func randomHex(n int) string {
 	rand.Read(b)
 	return hex.EncodeToString(b)
 }
+
+// OwnCluster starts a cluster of t's own, for tests that halt and resume PostgreSQL, and
+// stops it when t ends. It skips t when HOIST_TEST_SKIP_POSTGRES=1, or when
+// HOIST_TEST_POSTGRES_DSN names a server and this machine has no PostgreSQL binaries.
+func OwnCluster(t testing.TB) *Cluster {
+	t.Helper()
+	if os.Getenv(envSkip) == "1" {
+		t.Skip(envSkip + "=1")
+	}
+	if _, err := findBinaries(); err != nil && os.Getenv(envDSN) != "" {
+		t.Skip("no PostgreSQL binaries to start a cluster of the test's own")
+	}
+	c, err := StartCluster(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := c.Stop(); err != nil {
+			t.Errorf("pgtest: %v", err)
+		}
+	})
+	return c
+}

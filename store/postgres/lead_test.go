@@ -20,7 +20,10 @@ type campaigner struct {
 	done    chan struct{}
 }
 
-func campaign(t *testing.T, dsn string, overlap *atomic.Int32) *campaigner {
+// campaign starts a campaigner; overlap counts those leading, and two at once fail the test
+// unless strict has been cleared (a leader whose session the database killed learns of it
+// only at its next check, as store.Elector says).
+func campaign(t *testing.T, dsn string, overlap *atomic.Int32, strict *atomic.Bool) *campaigner {
 	st, err := open(dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -30,7 +33,7 @@ func campaign(t *testing.T, dsn string, overlap *atomic.Int32) *campaigner {
 	go func() {
 		defer close(c.done)
 		st.(store.Elector).Lead(ctx, func(ctx context.Context) {
-			if overlap.Add(1) > 1 {
+			if overlap.Add(1) > 1 && strict.Load() {
 				t.Error("two campaigners lead at once")
 			}
 			c.leading.Store(true)
@@ -60,9 +63,11 @@ func leaders(cs []*campaigner) (n int, who *campaigner) {
 func TestLeadership(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	var overlap atomic.Int32
+	var strict atomic.Bool
+	strict.Store(true)
 	var cs []*campaigner
 	for range 3 {
-		cs = append(cs, campaign(t, dsn, &overlap))
+		cs = append(cs, campaign(t, dsn, &overlap, &strict))
 	}
 	var leader *campaigner
 	testwait.Until(t, 10*time.Second, 20*time.Millisecond, "a leader", func() bool {
@@ -85,6 +90,7 @@ func TestLeadership(t *testing.T) {
 	}
 	defer conn.Close(context.Background())
 	terms := next.terms.Load()
+	strict.Store(false)
 	var killed int
 	if err := conn.QueryRow(context.Background(), `SELECT count(pg_terminate_backend(pid)) FROM pg_locks
 		WHERE locktype = 'advisory' AND granted AND classid = $1 AND objid = $2`,

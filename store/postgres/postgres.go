@@ -67,14 +67,54 @@ func (s *Store) Get(ctx context.Context, kind, id string) (*store.Record, error)
 		return nil, err
 	}
 	r := &store.Record{Kind: kind, ID: id}
-	err := s.pool.QueryRow(ctx, sqlGet, kind, id).Scan(&r.Parent, &r.Version, &r.Seq, &r.Data)
+	err := retryUnavailable(ctx, func() error {
+		return classify(s.pool.QueryRow(ctx, sqlGet, kind, id).Scan(&r.Parent, &r.Version, &r.Seq, &r.Data))
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, notFound(kind, id)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("postgres store: %w", classify(err))
+		return nil, fmt.Errorf("postgres store: %w", err)
 	}
 	return r, nil
+}
+
+// Retry policy for an unreachable database. A restart leaves broken connections in the pool,
+// and each fails once before the pool replaces it, so a single-statement read, or a
+// transaction that could not begin (nothing of it ran), is tried a few times before
+// ErrUnavailable reaches the caller. A transaction that failed after it began is not retried
+// here: its commit may have happened.
+const (
+	unavailableAttempts = 3
+	unavailableBackoff  = 100 * time.Millisecond
+)
+
+// retryUnavailable runs fn until it succeeds, fails with something other than ErrUnavailable,
+// or has run unavailableAttempts times.
+func retryUnavailable(ctx context.Context, fn func() error) error {
+	for attempt := 1; ; attempt++ {
+		err := fn()
+		if err == nil || !errors.Is(err, store.ErrUnavailable) || attempt == unavailableAttempts {
+			return err
+		}
+		if wait(ctx, time.Duration(attempt)*unavailableBackoff) != nil {
+			return err
+		}
+	}
+}
+
+// begin starts a transaction, retrying while the database is unreachable.
+func (s *Store) begin(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error) {
+	var ptx pgx.Tx
+	err := retryUnavailable(ctx, func() error {
+		var err error
+		ptx, err = s.pool.BeginTx(ctx, opts)
+		return classify(err)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres store: begin: %w", err)
+	}
+	return ptx, nil
 }
 
 // View runs fn in a read-only transaction on one snapshot.
@@ -82,9 +122,9 @@ func (s *Store) View(ctx context.Context, fn func(store.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	ptx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	ptx, err := s.begin(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
-		return fmt.Errorf("postgres store: begin: %w", err)
+		return err
 	}
 	defer ptx.Rollback(context.WithoutCancel(ctx))
 	tx := &tx{ctx: ctx, tx: ptx, readOnly: true}
@@ -93,7 +133,10 @@ func (s *Store) View(ctx context.Context, fn func(store.Tx) error) error {
 	if err != nil {
 		return err
 	}
-	return ptx.Commit(ctx)
+	if err := ptx.Commit(ctx); err != nil {
+		return fmt.Errorf("postgres store: commit: %w", classify(err))
+	}
+	return nil
 }
 
 // Update runs fn in a serializable transaction and commits it; see store.Store. fn runs again
@@ -118,9 +161,9 @@ func (s *Store) Update(ctx context.Context, fn func(store.Tx) error) error {
 
 // updateOnce runs one attempt of Update.
 func (s *Store) updateOnce(ctx context.Context, fn func(store.Tx) error) error {
-	ptx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.Serializable})
+	ptx, err := s.begin(ctx, pgx.TxOptions{IsoLevel: pgx.Serializable})
 	if err != nil {
-		return fmt.Errorf("postgres store: begin: %w", err)
+		return err
 	}
 	defer ptx.Rollback(context.WithoutCancel(ctx))
 	tx := &tx{ctx: ctx, tx: ptx}

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"strings"
 
 	"github.com/hoist-gg/hoist/store"
 	"github.com/jackc/pgx/v5"
@@ -178,17 +181,40 @@ func listQuery(all, byParent, kind string, opt store.ListOptions) (string, []any
 // classify marks serialization failures and deadlocks as store.ErrConflict (so that Update
 // retries) and unique violations as store.ErrExists, keeping the driver's error in the chain.
 func classify(err error) error {
+	if err == nil {
+		return nil
+	}
 	var pgErr *pgconn.PgError
 	if !errors.As(err, &pgErr) {
+		if unreachable(err) {
+			return fmt.Errorf("%w: %w", store.ErrUnavailable, err)
+		}
 		return err
 	}
-	switch pgErr.Code {
-	case serializationFailure, deadlockDetected:
+	switch {
+	case pgErr.Code == serializationFailure, pgErr.Code == deadlockDetected:
 		return fmt.Errorf("%w: %w", store.ErrConflict, err)
-	case uniqueViolation:
+	case pgErr.Code == uniqueViolation:
 		return fmt.Errorf("%w: %w", store.ErrExists, err)
+	case strings.HasPrefix(pgErr.Code, "08"), pgErr.Code == "57P01", pgErr.Code == "57P02",
+		pgErr.Code == "57P03", pgErr.Code == "53300":
+		// connection exceptions; admin or crash shutdown; starting up; too many connections
+		return fmt.Errorf("%w: %w", store.ErrUnavailable, err)
 	}
 	return err
+}
+
+// unreachable reports whether err (not an error the server sent) says the database could not
+// be reached or the connection broke. A cancelled or timed-out request is not one: its
+// caller gave up.
+func unreachable(err error) bool {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var connectErr *pgconn.ConnectError
+	var netErr net.Error
+	return errors.As(err, &connectErr) || errors.As(err, &netErr) || errors.Is(err, io.EOF) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || pgconn.SafeToRetry(err) || strings.Contains(err.Error(), "conn closed")
 }
 
 func notFound(kind, id string) error { return fmt.Errorf("%w: %s %q", store.ErrNotFound, kind, id) }

@@ -34,7 +34,7 @@ func (s *Store) EachVersion(ctx context.Context, kind string, opt store.ListOpti
 	var seq, version int64
 	for rows.Next() {
 		if err := rows.Scan(&id, &seq, &version); err != nil {
-			return fmt.Errorf("postgres store: %w", err)
+			return fmt.Errorf("postgres store: %w", classify(err))
 		}
 		fn(id, seq, version)
 	}
@@ -46,12 +46,14 @@ func (s *Store) EachVersion(ctx context.Context, kind string, opt store.ListOpti
 
 // VersionOf reports the Seq and Version of one committed record, or ErrNotFound.
 func (s *Store) VersionOf(ctx context.Context, kind, id string) (seq, version int64, err error) {
-	err = s.pool.QueryRow(ctx, sqlVersionOf, kind, id).Scan(&seq, &version)
+	err = retryUnavailable(ctx, func() error {
+		return classify(s.pool.QueryRow(ctx, sqlVersionOf, kind, id).Scan(&seq, &version))
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, 0, notFound(kind, id)
 	}
 	if err != nil {
-		return 0, 0, fmt.Errorf("postgres store: %w", classify(err))
+		return 0, 0, fmt.Errorf("postgres store: %w", err)
 	}
 	return seq, version, nil
 }
