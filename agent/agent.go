@@ -41,7 +41,14 @@ type Config struct {
 	Logger       *slog.Logger
 	// SdkEndpoint and AgentEndpoint, when set, replace what the registration returns.
 	SdkEndpoint, AgentEndpoint string
-	HeartbeatInterval          time.Duration
+	// SDKProxy, when set, is the loopback address (host:port, port 0 for any) of the agent's
+	// SDK proxy (sdkproxy.go): processes are handed its URL, and their connections go to a
+	// live node — the registration's SDK endpoint, else one of Servers. Not used with
+	// SdkEndpoint, which hands processes that URL as it is.
+	SDKProxy string
+	// Servers are the control-plane URLs the agent was given, the proxy's fallbacks.
+	Servers           []string
+	HeartbeatInterval time.Duration
 	// ConfigInterval is how often the runtime configuration is re-read.
 	ConfigInterval                         time.Duration
 	TokenRefreshBefore, TokenCheckInterval time.Duration
@@ -70,6 +77,8 @@ type Agent struct {
 	mu    sync.Mutex // guards reg (read by the Env hook) and exits
 	reg   Registration
 	exits []supervisor.Exit
+
+	proxy *sdkProxy // nil without Config.SDKProxy
 
 	// Owned by the Run goroutine.
 	link           Link
@@ -155,6 +164,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	if err := a.register(ctx); err != nil {
 		return err
 	}
+	if err := a.startProxy(); err != nil {
+		return err
+	}
 	go a.sup.Run(context.Background()) // stopped through beginShutdown, never by ctx alone
 	bg := context.WithoutCancel(ctx)
 	cancelled := ctx.Done()
@@ -185,7 +197,39 @@ func (a *Agent) Run(ctx context.Context) error {
 	if a.logs != nil {
 		a.logs.drain()
 	}
+	if a.proxy != nil {
+		a.proxy.Close()
+	}
 	return nil
+}
+
+// startProxy starts the SDK proxy when the configuration asks for one.
+func (a *Agent) startProxy() error {
+	if a.cfg.SDKProxy == "" || a.cfg.SdkEndpoint != "" {
+		return nil
+	}
+	p, err := startSDKProxy(a.cfg.SDKProxy, func() []string {
+		return append([]string{a.Registration().SdkEndpoint}, a.cfg.Servers...)
+	}, a.log)
+	if err != nil {
+		return err
+	}
+	a.mu.Lock()
+	a.proxy = p
+	a.mu.Unlock()
+	a.log.Info("server processes connect through the agent's SDK proxy", "url", p.URL())
+	return nil
+}
+
+// sdkURL is the GAMELIFT_SDK_WEBSOCKET_URL processes get: the proxy's, else the
+// registration's SDK endpoint.
+func (a *Agent) sdkURL() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.proxy != nil {
+		return a.proxy.URL()
+	}
+	return a.reg.SdkEndpoint
 }
 
 func (a *Agent) register(ctx context.Context) error {
@@ -193,6 +237,17 @@ func (a *Agent) register(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	a.setRegistration(reg)
+	a.log.Info("compute registered", "fleet", a.cfg.Compute.FleetID, "compute", a.cfg.Compute.ComputeName,
+		"sdk_endpoint", reg.SdkEndpoint, "agent_endpoint", reg.AgentEndpoint)
+	if reg.AgentEndpoint == "" {
+		a.log.Warn("no agent endpoint: processes run, but nothing is reported")
+	}
+	return nil
+}
+
+// setRegistration keeps reg, with the configured endpoint overrides applied.
+func (a *Agent) setRegistration(reg Registration) {
 	if a.cfg.SdkEndpoint != "" {
 		reg.SdkEndpoint = a.cfg.SdkEndpoint
 	}
@@ -202,12 +257,6 @@ func (a *Agent) register(ctx context.Context) error {
 	a.mu.Lock()
 	a.reg = reg
 	a.mu.Unlock()
-	a.log.Info("compute registered", "fleet", a.cfg.Compute.FleetID, "compute", a.cfg.Compute.ComputeName,
-		"sdk_endpoint", reg.SdkEndpoint, "agent_endpoint", reg.AgentEndpoint)
-	if reg.AgentEndpoint == "" {
-		a.log.Warn("no agent endpoint: processes run, but nothing is reported")
-	}
-	return nil
 }
 
 // fetchToken gets a token; if the compute is gone (a control plane that lost it, e.g. after a

@@ -16,8 +16,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-
 	"github.com/hoist-gg/hoist/agent/supervisor"
 	"github.com/hoist-gg/hoist/internal/clock"
 )
@@ -273,41 +271,56 @@ func (z *zipper) entryName(path string) string {
 	return strings.TrimPrefix(filepath.ToSlash(path), "/")
 }
 
-// UploadGameSessionLog PUTs the zip to <Endpoint>/hoist/logs/ with the compute auth token.
+// UploadGameSessionLog PUTs the zip to <Endpoint>/hoist/logs/ with the compute auth token,
+// on the node that answered last, moving on while nodes do not answer.
 func (r *Remote) UploadGameSessionLog(ctx context.Context, u LogUpload) error {
-	base := strings.TrimSuffix(aws.ToString(r.api.Options().BaseEndpoint), "/")
+	var err error
+	for _, i := range r.rot.order() {
+		var answered bool
+		if answered, err = uploadLog(ctx, strings.TrimSuffix(r.endpoints[i], "/"), u); answered {
+			r.rot.worked(i)
+			return err
+		}
+		r.log.Warn("log upload: server did not answer; trying the next", "server", r.endpoints[i], "err", err)
+	}
+	return err
+}
+
+// uploadLog PUTs the zip to one node; answered reports whether the node answered (with a
+// status below 500).
+func uploadLog(ctx context.Context, base string, u LogUpload) (answered bool, err error) {
 	f, err := os.Open(u.Zip)
 	if err != nil {
-		return err
+		return true, err
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return err
+		return true, err
 	}
 	q := url.Values{"FleetId": {u.FleetID}, "ComputeName": {u.ComputeName}, "GameSessionId": {u.GameSessionID}}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPut, base+"/hoist/logs/?"+q.Encode(), f)
 	if err != nil {
-		return err
+		return true, err
 	}
 	req.ContentLength = st.Size()
 	req.Header.Set("Authorization", u.AuthToken)
 	req.Header.Set("Content-Type", "application/zip")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return err
+		return ctx.Err() != nil, err
 	}
 	defer resp.Body.Close()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 	switch {
 	case resp.StatusCode < 300:
-		return nil
+		return true, nil
 	case resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusUnauthorized:
-		return fmt.Errorf("%w: %s", ErrUnauthorized, strings.TrimSpace(string(msg)))
+		return true, fmt.Errorf("%w: %s", ErrUnauthorized, strings.TrimSpace(string(msg)))
 	case resp.StatusCode >= 400 && resp.StatusCode < 500:
-		return fmt.Errorf("%w: HTTP %d: %s", ErrLogRefused, resp.StatusCode, strings.TrimSpace(string(msg)))
+		return true, fmt.Errorf("%w: HTTP %d: %s", ErrLogRefused, resp.StatusCode, strings.TrimSpace(string(msg)))
 	}
-	return fmt.Errorf("log upload: HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(msg)))
+	return false, fmt.Errorf("log upload: HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(msg)))
 }
 
 // logTap is the ControlPlane with the link's messages shown to the log shipper first.

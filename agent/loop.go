@@ -94,6 +94,13 @@ func (a *Agent) connect(ctx context.Context, now time.Time) {
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	l, err := a.cp.Connect(cctx, p, a.deliver)
 	cancel()
+	if err != nil && !errors.Is(err, ErrUnauthorized) && a.refreshEndpoints(ctx) {
+		// The node behind the old endpoint may be gone: try the one that answered now.
+		reg, p.Endpoint = a.Registration(), a.Registration().AgentEndpoint
+		cctx, cancel := context.WithTimeout(ctx, callTimeout)
+		l, err = a.cp.Connect(cctx, p, a.deliver)
+		cancel()
+	}
 	if err != nil {
 		a.reconnectDelay = min(max(2*a.reconnectDelay, a.cfg.ReconnectMin), a.cfg.ReconnectMax)
 		a.nextConnect = now.Add(a.reconnectDelay)
@@ -108,6 +115,21 @@ func (a *Agent) connect(ctx context.Context, now time.Time) {
 	a.link = l
 	a.reconnectDelay = 0
 	a.nextHeartbeat = now
+}
+
+// refreshEndpoints reads the compute's registration again, through whichever control-plane
+// node answers: its endpoints are that node's. It reports whether the agent endpoint changed.
+func (a *Agent) refreshEndpoints(ctx context.Context) bool {
+	cctx, cancel := context.WithTimeout(ctx, callTimeout)
+	reg, err := a.cp.DescribeCompute(cctx, a.cfg.Compute.FleetID, a.cfg.Compute.ComputeName)
+	cancel()
+	if err != nil {
+		a.log.Warn("agent link: reading the compute's endpoints failed", "err", err)
+		return false
+	}
+	old := a.Registration().AgentEndpoint
+	a.setRegistration(reg)
+	return a.Registration().AgentEndpoint != old
 }
 
 // deliver hands a Message from the link's reader to the Run goroutine.
@@ -301,7 +323,7 @@ func (a *Agent) supervisorConfig() supervisor.Config {
 func (a *Agent) processEnv(processID string) []string {
 	c := a.cfg.Compute
 	return []string{
-		"GAMELIFT_SDK_WEBSOCKET_URL=" + a.Registration().SdkEndpoint,
+		"GAMELIFT_SDK_WEBSOCKET_URL=" + a.sdkURL(),
 		"GAMELIFT_SDK_AUTH_TOKEN=" + a.tokens.Current().Value,
 		"GAMELIFT_SDK_FLEET_ID=" + c.FleetID,
 		"GAMELIFT_SDK_HOST_ID=" + c.ComputeName,

@@ -22,6 +22,8 @@ type options struct {
 	server, region, keyID, secret, session string
 	compute                                Compute
 	sdkEndpoint, agentEndpoint, workDir    string
+	sdkProxy                               string
+	servers                                []string
 	grace, heartbeat, configEvery          time.Duration
 	deregister, inheritOutput              bool
 	logLevel                               string
@@ -31,7 +33,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("hoist agent", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.server, "server", os.Getenv("HOIST_SERVER"), "control-plane URL, e.g. http://hoist.example:9080 (env HOIST_SERVER)")
+	fs.StringVar(&o.server, "server", os.Getenv("HOIST_SERVER"), "control-plane URL, e.g. http://hoist.example:9080, or several nodes' URLs separated by commas (env HOIST_SERVER)")
 	fs.StringVar(&o.compute.FleetID, "fleet-id", "", "fleet to register with (required)")
 	fs.StringVar(&o.compute.Location, "location", "", "the fleet's custom location this host is in (required)")
 	fs.StringVar(&o.compute.ComputeName, "compute-name", "", "name of this compute (default: the host name)")
@@ -43,6 +45,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.session, "session-token", os.Getenv("AWS_SESSION_TOKEN"), "session token, if any (env AWS_SESSION_TOKEN)")
 	fs.StringVar(&o.sdkEndpoint, "sdk-endpoint", "", "override the GameLiftServiceSdkEndpoint handed to server processes")
 	fs.StringVar(&o.agentEndpoint, "agent-endpoint", "", "override the GameLiftAgentEndpoint the agent connects to")
+	fs.StringVar(&o.sdkProxy, "sdk-proxy", "127.0.0.1:0", "loopback address of the SDK proxy server processes connect through, so they move to a live node when theirs dies; \"off\" hands them the node's SDK endpoint")
 	fs.StringVar(&o.workDir, "work-dir", "", "directory relative launch paths are resolved against (default: current directory)")
 	fs.DurationVar(&o.grace, "grace-period", supervisor.DefaultGracePeriod, "time between SIGTERM and SIGKILL when stopping a server process")
 	fs.DurationVar(&o.heartbeat, "heartbeat-interval", DefaultHeartbeatInterval, "time between heartbeats")
@@ -70,8 +73,12 @@ var notNameChars = regexp.MustCompile(`[^A-Za-z0-9-]+`)
 
 // complete checks the required flags and fills in the derived defaults.
 func (o *options) complete() error {
+	o.servers = ParseServers(o.server)
+	if o.sdkProxy == "off" {
+		o.sdkProxy = ""
+	}
 	switch {
-	case o.server == "":
+	case len(o.servers) == 0:
 		return errors.New("--server is required")
 	case o.compute.FleetID == "":
 		return errors.New("--fleet-id is required")
@@ -91,7 +98,7 @@ func (o *options) complete() error {
 		}
 	}
 	if o.compute.IPAddress == "" && o.compute.DNSName == "" {
-		ip, err := outboundIP(o.server)
+		ip, err := outboundIP(o.servers[0])
 		if err != nil {
 			return fmt.Errorf("--ip-address not given and %w", err)
 		}
@@ -131,7 +138,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lv}))
 	remote := NewRemote(RemoteConfig{
-		Endpoint: o.server, Region: o.region, Logger: log,
+		Endpoints: o.servers, Region: o.region, Logger: log,
 		AccessKeyID: o.keyID, SecretAccessKey: o.secret, SessionToken: o.session,
 	})
 	sc := supervisor.Config{GracePeriod: o.grace, WorkDir: o.workDir}
@@ -140,7 +147,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	a, err := New(Config{
 		Compute: o.compute, ControlPlane: remote, Logger: log,
-		SdkEndpoint: o.sdkEndpoint, AgentEndpoint: o.agentEndpoint,
+		SdkEndpoint: o.sdkEndpoint, AgentEndpoint: o.agentEndpoint, SDKProxy: o.sdkProxy, Servers: o.servers,
 		HeartbeatInterval: o.heartbeat, ConfigInterval: o.configEvery,
 		Deregister: o.deregister, Supervisor: sc,
 	})

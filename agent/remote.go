@@ -17,10 +17,11 @@ import (
 
 // RemoteConfig says how to reach a Hoist server (or GameLift) over the network.
 type RemoteConfig struct {
-	// Endpoint is the control-plane URL (the aws-sdk-go-v2 BaseEndpoint), e.g.
-	// http://hoist.example:9080.
-	Endpoint string
-	Region   string
+	// Endpoints are the control-plane URLs (aws-sdk-go-v2 BaseEndpoints) of the nodes of one
+	// cluster, e.g. http://hoist-1.example:9080; calls go to the one that answered last and
+	// move to the next when a node does not answer.
+	Endpoints []string
+	Region    string
 	// AccessKeyID, SecretAccessKey and SessionToken sign requests (SigV4).
 	AccessKeyID, SecretAccessKey, SessionToken string
 	Logger                                     *slog.Logger
@@ -29,8 +30,10 @@ type RemoteConfig struct {
 // Remote is the ControlPlane over the network: GameLift API calls through the real
 // aws-sdk-go-v2 gamelift client, and the agent websocket through DialLink.
 type Remote struct {
-	api *gamelift.Client
-	log *slog.Logger
+	apis      []*gamelift.Client
+	endpoints []string
+	rot       rotation
+	log       *slog.Logger
 }
 
 var _ ControlPlane = (*Remote)(nil)
@@ -40,12 +43,34 @@ func NewRemote(cfg RemoteConfig) *Remote {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	api := gamelift.New(gamelift.Options{
-		Region:       cfg.Region,
-		BaseEndpoint: aws.String(cfg.Endpoint),
-		Credentials:  credentials.NewStaticCredentialsProvider(cfg.AccessKeyID, cfg.SecretAccessKey, cfg.SessionToken),
-	})
-	return &Remote{api: api, log: cfg.Logger}
+	r := &Remote{endpoints: cfg.Endpoints, rot: rotation{n: len(cfg.Endpoints)}, log: cfg.Logger}
+	attempts := 0 // the SDK's default retries, with one node
+	if len(cfg.Endpoints) > 1 {
+		attempts = 1 // with several, the next node is the retry
+	}
+	for _, e := range cfg.Endpoints {
+		r.apis = append(r.apis, gamelift.New(gamelift.Options{
+			Region:           cfg.Region,
+			BaseEndpoint:     aws.String(e),
+			Credentials:      credentials.NewStaticCredentialsProvider(cfg.AccessKeyID, cfg.SecretAccessKey, cfg.SessionToken),
+			RetryMaxAttempts: attempts,
+		}))
+	}
+	return r
+}
+
+// call runs one API call on the node that answered last, moving on to the next node while
+// nodes do not answer; the error is classified for op.
+func (r *Remote) call(ctx context.Context, op string, fn func(*gamelift.Client) error) error {
+	var err error
+	for _, i := range r.rot.order() {
+		if err = fn(r.apis[i]); !unanswered(ctx, err) {
+			r.rot.worked(i)
+			return classify(op, err)
+		}
+		r.log.Warn("control plane did not answer; trying the next server", "server", r.endpoints[i], "op", op, "err", err)
+	}
+	return classify(op, err)
 }
 
 // RegisterCompute calls GameLift RegisterCompute.
@@ -57,31 +82,39 @@ func (r *Remote) RegisterCompute(ctx context.Context, c Compute) (Registration, 
 		DnsName:     optional(c.DNSName),
 		Location:    optional(c.Location),
 	}
-	out, err := r.api.RegisterCompute(ctx, in)
+	var out *gamelift.RegisterComputeOutput
+	err := r.call(ctx, "RegisterCompute", func(c *gamelift.Client) (err error) {
+		out, err = c.RegisterCompute(ctx, in)
+		return err
+	})
 	if err != nil {
-		return Registration{}, classify("RegisterCompute", err)
+		return Registration{}, err
 	}
 	return registration(out.Compute), nil
 }
 
 // DescribeCompute calls GameLift DescribeCompute.
 func (r *Remote) DescribeCompute(ctx context.Context, fleetID, computeName string) (Registration, error) {
-	out, err := r.api.DescribeCompute(ctx, &gamelift.DescribeComputeInput{
-		FleetId: aws.String(fleetID), ComputeName: aws.String(computeName),
+	var out *gamelift.DescribeComputeOutput
+	err := r.call(ctx, "DescribeCompute", func(c *gamelift.Client) (err error) {
+		out, err = c.DescribeCompute(ctx, &gamelift.DescribeComputeInput{FleetId: aws.String(fleetID), ComputeName: aws.String(computeName)})
+		return err
 	})
 	if err != nil {
-		return Registration{}, classify("DescribeCompute", err)
+		return Registration{}, err
 	}
 	return registration(out.Compute), nil
 }
 
 // GetComputeAuthToken calls GameLift GetComputeAuthToken.
 func (r *Remote) GetComputeAuthToken(ctx context.Context, fleetID, computeName string) (Token, error) {
-	out, err := r.api.GetComputeAuthToken(ctx, &gamelift.GetComputeAuthTokenInput{
-		FleetId: aws.String(fleetID), ComputeName: aws.String(computeName),
+	var out *gamelift.GetComputeAuthTokenOutput
+	err := r.call(ctx, "GetComputeAuthToken", func(c *gamelift.Client) (err error) {
+		out, err = c.GetComputeAuthToken(ctx, &gamelift.GetComputeAuthTokenInput{FleetId: aws.String(fleetID), ComputeName: aws.String(computeName)})
+		return err
 	})
 	if err != nil {
-		return Token{}, classify("GetComputeAuthToken", err)
+		return Token{}, err
 	}
 	t := Token{Value: aws.ToString(out.AuthToken)}
 	if out.ExpirationTimestamp != nil {
@@ -95,11 +128,13 @@ func (r *Remote) GetComputeAuthToken(ctx context.Context, fleetID, computeName s
 
 // DescribeRuntimeConfiguration calls GameLift DescribeRuntimeConfiguration.
 func (r *Remote) DescribeRuntimeConfiguration(ctx context.Context, fleetID string) (RuntimeConfiguration, error) {
-	out, err := r.api.DescribeRuntimeConfiguration(ctx, &gamelift.DescribeRuntimeConfigurationInput{
-		FleetId: aws.String(fleetID),
+	var out *gamelift.DescribeRuntimeConfigurationOutput
+	err := r.call(ctx, "DescribeRuntimeConfiguration", func(c *gamelift.Client) (err error) {
+		out, err = c.DescribeRuntimeConfiguration(ctx, &gamelift.DescribeRuntimeConfigurationInput{FleetId: aws.String(fleetID)})
+		return err
 	})
 	if err != nil {
-		return RuntimeConfiguration{}, classify("DescribeRuntimeConfiguration", err)
+		return RuntimeConfiguration{}, err
 	}
 	var rc RuntimeConfiguration
 	if c := out.RuntimeConfiguration; c != nil {
@@ -118,10 +153,10 @@ func (r *Remote) DescribeRuntimeConfiguration(ctx context.Context, fleetID strin
 
 // DeregisterCompute calls GameLift DeregisterCompute.
 func (r *Remote) DeregisterCompute(ctx context.Context, fleetID, computeName string) error {
-	_, err := r.api.DeregisterCompute(ctx, &gamelift.DeregisterComputeInput{
-		FleetId: aws.String(fleetID), ComputeName: aws.String(computeName),
+	return r.call(ctx, "DeregisterCompute", func(c *gamelift.Client) error {
+		_, err := c.DeregisterCompute(ctx, &gamelift.DeregisterComputeInput{FleetId: aws.String(fleetID), ComputeName: aws.String(computeName)})
+		return err
 	})
-	return classify("DeregisterCompute", err)
 }
 
 // Connect dials the agent websocket.

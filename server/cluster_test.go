@@ -40,17 +40,24 @@ func (s *syncBuffer) String() string {
 
 // clusterNode is one `hoist server` process of a cluster on one PostgreSQL.
 type clusterNode struct {
-	addr string
-	cmd  *exec.Cmd
-	log  *syncBuffer
+	addr, data string
+	cmd        *exec.Cmd
+	log        *syncBuffer
 }
 
 // startClusterNode starts `hoist server` as its own process on the store dsn, with its own
 // data directory and a debug log the test reads.
 func startClusterNode(t *testing.T, bin, dsn string) *clusterNode {
 	t.Helper()
-	n := &clusterNode{addr: freeAddr(t), log: &syncBuffer{}}
-	n.cmd = exec.Command(bin, "server", "--listen", n.addr, "--tls-listen=", "--s3-listen=", "--data", t.TempDir(),
+	return startClusterNodeAt(t, bin, dsn, freeAddr(t), t.TempDir())
+}
+
+// startClusterNodeAt is startClusterNode on a given address and data directory (a node that
+// comes back).
+func startClusterNodeAt(t *testing.T, bin, dsn, addr, data string) *clusterNode {
+	t.Helper()
+	n := &clusterNode{addr: addr, data: data, log: &syncBuffer{}}
+	n.cmd = exec.Command(bin, "server", "--listen", n.addr, "--tls-listen=", "--s3-listen=", "--data", data,
 		"--store", dsn, "--log-level", "debug", "--access-key-id", testKeyID, "--secret-access-key", testSecret)
 	n.cmd.Stderr = n.log
 	if err := n.cmd.Start(); err != nil {
@@ -66,6 +73,14 @@ func startClusterNode(t *testing.T, bin, dsn string) *clusterNode {
 	waitHealthy(t, n.addr)
 	return n
 }
+
+// kill ends the node with SIGKILL and waits for it.
+func (n *clusterNode) kill() {
+	n.cmd.Process.Signal(syscall.SIGKILL)
+	n.cmd.Wait()
+}
+
+func (n *clusterNode) url() string { return "http://" + n.addr }
 
 // leads asks the node whether it leads (LeaderPath).
 func (n *clusterNode) leads() bool {
@@ -126,8 +141,7 @@ func TestLeaderMovesWhenItIsKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	first.cmd.Process.Signal(syscall.SIGKILL)
-	first.cmd.Wait()
+	first.kill()
 	killed := time.Now()
 	second := leader(t, rest, 10*time.Second)
 	t.Logf("leadership moved to %s %v after the leader was killed", second.addr, time.Since(killed).Round(10*time.Millisecond))

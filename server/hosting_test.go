@@ -103,13 +103,14 @@ func (r *hostingRig) hasEvent(code types.EventCode) bool {
 }
 
 func (r *hostingRig) startAgent(compute string) {
-	r.agent = runAgent(r.t, r.hoistBin, r.addr, r.fleet, sessionLocation, compute)
+	r.agent = runAgent(r.t, r.hoistBin, "http://"+r.addr, r.fleet, sessionLocation, compute)
 }
 
 // runAgent starts `hoist agent` as its own process for compute of fleet in location, against
-// the server at addr; the test's cleanup kills it.
-func runAgent(t *testing.T, hoistBin, addr, fleet, location, compute string) *exec.Cmd {
-	cmd := exec.Command(hoistBin, "agent", "--server", "http://"+addr, "--fleet-id", fleet,
+// servers (the --server value: one URL or several, comma-separated); the test's cleanup kills
+// it.
+func runAgent(t *testing.T, hoistBin, servers, fleet, location, compute string) *exec.Cmd {
+	cmd := exec.Command(hoistBin, "agent", "--server", servers, "--fleet-id", fleet,
 		"--location", location, "--compute-name", compute, "--grace-period", "5s", "--ip-address", "127.0.0.1")
 	if testing.Verbose() {
 		cmd.Args = append(cmd.Args, "--process-output")

@@ -60,7 +60,7 @@ func newPlaceLab(t *testing.T) *placeLab {
 	l.sdkProcesses(l.a, lab2, 3, true)
 	l.silent = l.sdkProcesses(l.b, lab2, 1, false)
 	l.sdkProcesses(l.b, lab3, 3, true)
-	runAgent(t, hoistBin, l.srv.Addr(), l.a, lab1, "lab-a-game-host")
+	runAgent(t, hoistBin, l.srv.URL(), l.a, lab1, "lab-a-game-host")
 	eventually(t, 60*time.Second, "fleet A's 4 processes ACTIVE", func() bool {
 		out, err := l.gl.DescribeFleetUtilization(ctx, &gamelift.DescribeFleetUtilizationInput{FleetIds: []string{l.a}})
 		return err == nil && aws.ToInt32(out.FleetUtilization[0].ActiveServerProcessCount) == 4
