@@ -141,4 +141,3 @@ func joinGame(t *testing.T, gl *gamelift.Client, gs *types.GameSession, player s
 	}
 	return p
 }
-
