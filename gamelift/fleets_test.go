@@ -98,11 +98,16 @@ func newHostFixture(t *testing.T) (*fixture, *recNotifier) {
 // hostFixtureOn builds a host fixture over an existing store and clock: a second "server
 // node" when called twice with the same store. prefix keeps the nodes' IDs apart.
 func hostFixtureOn(t *testing.T, st store.Store, clk *clock.Fake, prefix string) (*fixture, *recNotifier) {
+	return nodeFixtureOn(t, st, clk, prefix, "")
+}
+
+// nodeFixtureOn is hostFixtureOn for a server node with an ID (Config.NodeID).
+func nodeFixtureOn(t *testing.T, st store.Store, clk *clock.Fake, prefix, node string) (*fixture, *recNotifier) {
 	n := 0
 	var mu sync.Mutex
 	notifier := &recNotifier{st: st}
 	svc := New(Config{Store: st, Clock: clk, Region: testRegion, AccountID: testAccount,
-		SDKEndpoint: testSDKEndpoint, AgentEndpoint: testAgentEndpoint,
+		SDKEndpoint: testSDKEndpoint, AgentEndpoint: testAgentEndpoint, NodeID: node,
 		NewID: func() string {
 			mu.Lock()
 			defer mu.Unlock()

@@ -36,6 +36,8 @@ type ec2InstanceDoc struct {
 	Status   string `json:"status"`
 	Created  int64  `json:"created"`
 	DNS      string `json:"dns,omitempty"` // fleets with a GENERATED certificate only
+	// Owner is the ID of the server node that runs the instance (instances_owner.go).
+	Owner string `json:"owner,omitempty"`
 }
 
 func (s *Service) instanceHandlers(h *api.Handlers) {
@@ -117,7 +119,11 @@ func (s *Service) addInstance(tx store.Tx, f *fleetDoc, loc string) error {
 			ip = loopbackAddress(n)
 		}
 	}
-	d := &ec2InstanceDoc{ID: newInstanceID(), FleetID: fleetID, Location: loc, IP: ip, Status: ec2Pending, Created: s.nowMillis()}
+	owner, err := s.pickOwner(tx)
+	if err != nil {
+		return err
+	}
+	d := &ec2InstanceDoc{ID: newInstanceID(), FleetID: fleetID, Location: loc, IP: ip, Status: ec2Pending, Created: s.nowMillis(), Owner: owner}
 	if f.Certificate == certificateGenerated {
 		d.DNS = InstanceDNSName(d.ID, loc)
 	}
@@ -300,6 +306,9 @@ func (s *Service) LocalInstances(ctx context.Context) ([]LocalInstance, error) {
 		out = nil
 		fleets, builds := map[string]*fleetDoc{}, map[string]*buildDoc{}
 		return eachRecord(tx, kindEC2Instance, func(_ *store.Record, d *ec2InstanceDoc) {
+			if s.node != "" && d.Owner != s.node {
+				return // another node runs it
+			}
 			f := fleets[d.FleetID]
 			if f == nil {
 				f = new(fleetDoc)
@@ -329,7 +338,7 @@ func (s *Service) LocalInstances(ctx context.Context) ([]LocalInstance, error) {
 // being created moves forward to the matching status, with its FLEET_STATE_* event; from
 // StageActivating on, the instance is ACTIVE.
 func (s *Service) InstanceProgress(ctx context.Context, fleetID, instanceID, stage string) error {
-	return s.update(ctx, func(tx store.Tx) error {
+	return s.asOwner(ctx, instanceID, func(tx store.Tx) error {
 		if stage == StageActivating {
 			if err := s.setInstanceStatus(tx, instanceID, ec2Pending, ec2Active); err != nil {
 				return err
@@ -380,7 +389,7 @@ func (s *Service) InstanceEvent(ctx context.Context, fleetID string, code api.Ev
 // instance is to stop. A fleet that was being created goes to ERROR (FLEET_STATE_ERROR), as
 // GameLift's does; an ACTIVE fleet keeps running and gets a replacement instance.
 func (s *Service) InstanceFailed(ctx context.Context, fleetID, instanceID string, code api.EventCode, msg string) error {
-	return s.update(ctx, func(tx store.Tx) error {
+	return s.asOwner(ctx, instanceID, func(tx store.Tx) error {
 		if err := s.addEvent(tx, fleetID, code, msg); err != nil {
 			return err
 		}
@@ -412,7 +421,7 @@ func (s *Service) InstanceFailed(ctx context.Context, fleetID, instanceID string
 // instance, its compute and its tokens are deleted, and the fleet's capacity is reconciled
 // (a failed instance of an ACTIVE fleet is replaced).
 func (s *Service) InstanceGone(ctx context.Context, fleetID, instanceID string) error {
-	return s.update(ctx, func(tx store.Tx) error {
+	return s.asOwner(ctx, instanceID, func(tx store.Tx) error {
 		if err := deleteIfThere(tx, kindEC2Instance, instanceID); err != nil {
 			return err
 		}
@@ -508,8 +517,12 @@ type InstanceMonitor struct{ s *Service }
 // InstanceMonitor returns the loop of managed fleets.
 func (s *Service) InstanceMonitor() *InstanceMonitor { return &InstanceMonitor{s: s} }
 
-// Step runs one pass.
+// Step runs one pass: instances without a live owner get one, then every fleet is
+// reconciled.
 func (m *InstanceMonitor) Step(ctx context.Context) error {
+	if err := m.s.assignOwners(ctx); err != nil {
+		return err
+	}
 	var ids []string
 	err := m.s.view(ctx, func(tx store.Tx) error {
 		ids = nil

@@ -35,7 +35,7 @@ func CertificateHosts(location string) []string {
 // InstanceCertificate records where the host wrote the fleet certificate of an instance (the
 // path the instance's processes open); GetComputeCertificate answers it.
 func (s *Service) InstanceCertificate(ctx context.Context, fleetID, instanceID, path string) error {
-	return s.update(ctx, func(tx store.Tx) error {
+	return s.asOwner(ctx, instanceID, func(tx store.Tx) error {
 		var c computeDoc
 		rec, err := getDoc(tx, kindCompute, computeKey(fleetID, instanceID), &c, func() error { return errSkip })
 		if err != nil {

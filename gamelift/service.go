@@ -71,6 +71,9 @@ type Config struct {
 	// SessionRetention is how long ended game sessions and their player sessions are kept;
 	// DefaultSessionRetention when zero.
 	SessionRetention time.Duration
+	// NodeID is the ID of the server node this Service runs on, when several share the store:
+	// local instances are owned by nodes (instances_owner.go). Empty: a cluster of one.
+	NodeID string
 }
 
 // Service implements the GameLift operations over a store.
@@ -80,6 +83,7 @@ type Service struct {
 	region  string
 	account string
 	newID   func() string
+	node    string
 	hosting hosting
 	// sessions holds the game and player session settings (gamesessions.go).
 	sessions *sessionSettings
@@ -87,7 +91,7 @@ type Service struct {
 
 // New returns a Service for cfg, filling in the documented defaults.
 func New(cfg Config) *Service {
-	s := &Service{store: cfg.Store, clock: cfg.Clock, region: cfg.Region, account: cfg.AccountID, newID: cfg.NewID}
+	s := &Service{store: cfg.Store, clock: cfg.Clock, region: cfg.Region, account: cfg.AccountID, newID: cfg.NewID, node: cfg.NodeID}
 	if s.clock == nil {
 		s.clock = clock.Real{}
 	}

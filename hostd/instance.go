@@ -148,7 +148,7 @@ func (in *instance) runProcesses(ctx context.Context) {
 	cfg := in.h.cfg
 	sup := supervisor.New(supervisor.Config{
 		Clock: cfg.Clock, GracePeriod: cfg.GracePeriod, Logger: cfg.Logger,
-		WorkDir: filepath.Join(in.dir, "local", "game"), Stdout: cfg.Stdout, Stderr: cfg.Stderr,
+		WorkDir: filepath.Join(in.dir, "local", "game"), Stdout: cfg.Stdout, Stderr: cfg.Stderr, DieWithParent: true,
 		// Local instances launch processes as fast as they start: no stagger.
 		StaggerMin: 0, StaggerMax: 1, Rand: func() float64 { return 0 },
 		Hooks: supervisor.Hooks{Prestart: in.prestart, Started: in.started, Exited: in.exited},

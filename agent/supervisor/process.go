@@ -115,6 +115,9 @@ func (s *Supervisor) prepare(ctx context.Context, l *Launch) (*exec.Cmd, error) 
 	cmd.Env = append(os.Environ(), l.Env...)
 	cmd.Stdout, cmd.Stderr = s.cfg.Stdout, s.cfg.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if s.cfg.DieWithParent {
+		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	}
 	return cmd, nil
 }
 

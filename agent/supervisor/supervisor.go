@@ -118,7 +118,11 @@ type Config struct {
 	WorkDir string
 	// Stdout and Stderr receive the processes' output (default: discarded).
 	Stdout, Stderr *os.File
-	Logger         *slog.Logger
+	// DieWithParent makes the kernel kill each process when the program that launched it dies
+	// (Linux's parent-death signal), so that a server node's local instances end with it. (The
+	// signal follows the launching thread; Go keeps its threads for the program's life.)
+	DieWithParent bool
+	Logger        *slog.Logger
 	// NewID makes process IDs (default: random UUIDs). Rand returns [0,1) for the stagger.
 	NewID func() string
 	Rand  func() float64
