@@ -10,6 +10,7 @@ package store
 import (
 	"context"
 	"errors"
+	"io"
 )
 
 // Errors a store returns. Callers test for them with errors.Is.
@@ -129,4 +130,19 @@ type Elector interface {
 	// from the database notices within a few seconds: work done under lead must still commit
 	// with compare-and-set.
 	Lead(ctx context.Context, lead func(ctx context.Context))
+}
+
+// Blobs is implemented by stores that keep files too large for a record — uploaded builds,
+// game session logs — where every process sharing the store can read them: the embedded
+// store in its directory, PostgreSQL in a table of chunks. A blob is written whole and read
+// whole; writing a key again replaces the blob, and readers see the old one or the new one,
+// never a mix.
+type Blobs interface {
+	// PutBlob stores everything r yields under key and returns its size. The blob is visible
+	// once PutBlob returns nil, and not before.
+	PutBlob(ctx context.Context, key string, r io.Reader) (int64, error)
+	// OpenBlob returns a reader over the blob and its size, or ErrNotFound.
+	OpenBlob(ctx context.Context, key string) (io.ReadCloser, int64, error)
+	// DeleteBlob removes a blob; a missing one is not an error.
+	DeleteBlob(ctx context.Context, key string) error
 }

@@ -26,6 +26,13 @@ var migrations = []string{
 	);
 	CREATE INDEX hoist_records_kind_parent_seq ON hoist_records (kind, parent, seq);
 	CREATE INDEX hoist_records_kind_seq ON hoist_records (kind, seq);`,
+	`CREATE TABLE hoist_blobs (
+		key  text    NOT NULL,
+		gen  text    NOT NULL,
+		part integer NOT NULL,
+		data bytea   NOT NULL,
+		PRIMARY KEY (key, gen, part)
+	);`,
 }
 
 // migrate brings the schema up to date in one transaction under the advisory lock.

@@ -63,6 +63,7 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"ConcurrentInsertSameID", testInsertRace},
 		{"VersionReads", testVersions},
 		{"Watch", testWatch},
+		{"Blobs", testBlobs},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
