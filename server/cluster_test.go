@@ -3,9 +3,12 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -174,5 +177,30 @@ func TestEmbeddedNodeLeads(t *testing.T) {
 	eventually(t, 5*time.Second, "the embedded node leading", n.leads)
 	if !srv.Leading() || !strings.HasPrefix(srv.NodeID(), "node-") {
 		t.Errorf("Leading %v, NodeID %q", srv.Leading(), srv.NodeID())
+	}
+}
+
+// TestNodesShareOneCA: two nodes on one PostgreSQL serve TLS certificates from one CA, so a
+// client that trusts the first node's ca.crt trusts the second.
+func TestNodesShareOneCA(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	dataA := t.TempDir()
+	a := startServer(t, server.Config{Store: dsn, DataDir: dataA, TLSListen: "127.0.0.1:0"})
+	b := startServer(t, server.Config{Store: dsn, TLSListen: "127.0.0.1:0"})
+	caPEM, err := os.ReadFile(filepath.Join(dataA, "tls", "ca.crt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(caPEM) {
+		t.Fatal("node a's ca.crt holds no certificate")
+	}
+	for _, srv := range []*server.Server{a, b} {
+		c, err := tls.Dial("tcp", srv.TLSAddr(), &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"})
+		if err != nil {
+			t.Errorf("TLS to %s with node a's CA: %v", srv.TLSAddr(), err)
+			continue
+		}
+		c.Close()
 	}
 }

@@ -162,6 +162,9 @@ func (s *Server) build() error {
 	if s.ln, err = net.Listen("tcp", s.cfg.Listen); err != nil {
 		return err
 	}
+	if err := s.settleCA(context.Background()); err != nil {
+		return err
+	}
 	if err := s.listenTLS(); err != nil {
 		return err
 	}
