@@ -32,7 +32,9 @@ type buildDoc struct {
 	Files  string `json:"files,omitempty"`
 	Layout string `json:"layout,omitempty"`
 	// Owned: Files is an upload Hoist keeps (and deletes with the build).
-	Owned         bool   `json:"owned,omitempty"`
+	Owned bool `json:"owned,omitempty"`
+	// Blob is the key of the uploaded zip in the store's blobs, which every node can read.
+	Blob          string `json:"blob,omitempty"`
 	InstallScript string `json:"installScript,omitempty"`
 	FailureReason string `json:"failureReason,omitempty"`
 	tagged
@@ -241,6 +243,7 @@ func (s *Service) DeleteBuild(ctx context.Context, in *api.DeleteBuildInput) (*a
 		return nil, err
 	}
 	removeOwnedFiles(&doc)
+	s.deleteBlob(ctx, doc.Blob)
 	return &api.DeleteBuildOutput{}, nil
 }
 

@@ -3,7 +3,9 @@ package gamelift
 import (
 	"archive/zip"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -52,6 +54,9 @@ type BuildFiles struct {
 	// Owned reports whether Hoist keeps the files (an upload under the data directory) rather
 	// than reading them where the operator put them.
 	Owned bool
+	// Blob, for an upload, is the key of the zip in the store's blobs (OpenBuildBlob): every
+	// node reads it there when Path is not on its disk.
+	Blob string
 }
 
 // buildContent is what an inspection of build files found.
@@ -168,7 +173,11 @@ func (s *Service) BuildUploaded(ctx context.Context, buildID, file string) (*Bui
 		return nil, err
 	}
 	content := inspectZip(file, doc.OperatingSystem)
-	err := s.update(ctx, func(tx store.Tx) error {
+	blob, err := s.putBuildBlob(ctx, buildID, file, content)
+	if err != nil {
+		return nil, err
+	}
+	err = s.update(ctx, func(tx store.Tx) error {
 		doc = buildDoc{}
 		rec, err := getDoc(tx, kindBuild, buildID, &doc, func() error { return ErrUploadClosed })
 		if err != nil {
@@ -178,12 +187,48 @@ func (s *Service) BuildUploaded(ctx context.Context, buildID, file string) (*Bui
 			return ErrUploadClosed
 		}
 		doc.settle(content, file, LayoutZip, true)
+		doc.Blob = blob
 		return putDoc(tx, rec, &doc)
 	})
 	if err != nil {
+		s.deleteBlob(ctx, blob) // another upload of the build won, or nothing was recorded
 		return nil, err
 	}
 	return doc.files(), nil
+}
+
+// putBuildBlob copies a usable uploaded zip into the store's blobs, under a key of its own
+// (so that a losing concurrent upload cannot overwrite the winner's), and returns the key; ""
+// when the store keeps no blobs or the zip is not a usable build.
+func (s *Service) putBuildBlob(ctx context.Context, buildID, file string, c buildContent) (string, error) {
+	b, ok := s.store.(store.Blobs)
+	if !ok || c.problem != "" {
+		return "", nil
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	key := "build/" + buildID + "/" + s.newID() + ".zip"
+	_, err = b.PutBlob(ctx, key, f)
+	return key, err
+}
+
+// deleteBlob removes a blob, best effort: a leftover blob costs space, nothing else.
+func (s *Service) deleteBlob(ctx context.Context, key string) {
+	if b, ok := s.store.(store.Blobs); ok && key != "" {
+		_ = b.DeleteBlob(context.WithoutCancel(ctx), key)
+	}
+}
+
+// OpenBuildBlob opens an uploaded build's zip (BuildFiles.Blob) from the store's blobs.
+func (s *Service) OpenBuildBlob(ctx context.Context, key string) (io.ReadCloser, int64, error) {
+	b, ok := s.store.(store.Blobs)
+	if !ok {
+		return nil, 0, errors.New("the store keeps no blobs")
+	}
+	return b.OpenBlob(ctx, key)
 }
 
 // BuildFiles returns where a build's files are and what they hold.
@@ -197,7 +242,7 @@ func (s *Service) BuildFiles(ctx context.Context, buildID string) (*BuildFiles, 
 
 func (d *buildDoc) files() *BuildFiles {
 	return &BuildFiles{BuildID: d.ID, Status: d.Status, FailureReason: d.FailureReason, OperatingSystem: d.OperatingSystem,
-		Path: d.Files, Layout: d.Layout, InstallScript: d.InstallScript, Owned: d.Owned}
+		Path: d.Files, Layout: d.Layout, InstallScript: d.InstallScript, Owned: d.Owned, Blob: d.Blob}
 }
 
 // removeOwnedFiles deletes the files Hoist keeps for a deleted build: the uploaded zip, and its

@@ -13,6 +13,7 @@ package hostd
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -43,6 +44,8 @@ type Control interface {
 	InstanceCertificate(ctx context.Context, fleetID, instanceID, path string) error
 	// AgentProcessExited reports a server process's exit with the agent's event code.
 	AgentProcessExited(ctx context.Context, fleetID, computeName, processID, eventCode string) error
+	// OpenBuildBlob opens an uploaded build's zip from the shared store (BuildFiles.Blob).
+	OpenBuildBlob(ctx context.Context, key string) (io.ReadCloser, int64, error)
 }
 
 // DefaultInstallTimeout bounds a build's install script.
@@ -84,6 +87,9 @@ type Host struct {
 	cancel context.CancelFunc
 	wake   chan struct{}
 	certs  *fleetCerts
+
+	// fetchMu serialises fetches of builds from the shared store (localBuild).
+	fetchMu sync.Mutex
 
 	mu        sync.Mutex
 	instances map[string]*instance

@@ -106,7 +106,11 @@ func (in *instance) setup(ctx context.Context) (api.EventCode, error) {
 	}
 	_ = c.InstanceEvent(ctx, li.FleetID, api.EventCodeFleetCreationExtractingBuild,
 		fmt.Sprintf("Extracting build %s on instance %s.", li.Build.BuildID, li.InstanceID))
-	if err := installBuild(li.Build, in.dir); err != nil {
+	build, err := in.h.localBuild(ctx, li.Build)
+	if err == nil {
+		err = installBuild(build, in.dir)
+	}
+	if err != nil {
 		return api.EventCodeFleetBinaryDownloadFailed, fmt.Errorf("build %s could not be installed on instance %s: %w", li.Build.BuildID, li.InstanceID, err)
 	}
 	if li.DNSName != "" {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"os/exec"
 	"path"
@@ -43,6 +44,42 @@ func sandboxPath(sandbox, launchPath string) string {
 		return inside(sandbox, p)
 	}
 	return inside(gameDir(sandbox), p)
+}
+
+// buildCacheDir is where a node keeps the uploaded builds it fetched from the shared store,
+// beside the instances' directory (<data>/build-cache).
+const buildCacheDir = "build-cache"
+
+// localBuild returns b with Path on this host: an uploaded zip that is not on this node's
+// disk (another node received the upload) is fetched from the shared store into the build
+// cache once.
+func (h *Host) localBuild(ctx context.Context, b gamelift.BuildFiles) (gamelift.BuildFiles, error) {
+	if b.Blob == "" || b.Layout != gamelift.LayoutZip {
+		return b, nil
+	}
+	if _, err := os.Stat(b.Path); err == nil {
+		return b, nil
+	}
+	h.fetchMu.Lock()
+	defer h.fetchMu.Unlock()
+	cached := filepath.Join(filepath.Dir(h.cfg.Dir), buildCacheDir, url.PathEscape(b.Blob))
+	if _, err := os.Stat(cached); err == nil {
+		b.Path = cached
+		return b, nil
+	}
+	r, _, err := h.cfg.Control.OpenBuildBlob(ctx, b.Blob)
+	if err != nil {
+		return b, fmt.Errorf("build %s: %w", b.BuildID, err)
+	}
+	defer r.Close()
+	if err := os.MkdirAll(filepath.Dir(cached), 0o700); err != nil {
+		return b, err
+	}
+	if err := writeFile(cached+".tmp", r, 0o600); err != nil {
+		return b, err
+	}
+	b.Path = cached
+	return b, os.Rename(cached+".tmp", cached)
 }
 
 // installBuild puts a fresh copy of the build in the sandbox: a zip is unpacked, a directory

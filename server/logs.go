@@ -20,54 +20,73 @@ import (
 	"github.com/hoist-gg/hoist/api"
 	"github.com/hoist-gg/hoist/gamelift"
 	"github.com/hoist-gg/hoist/internal/clock"
+	"github.com/hoist-gg/hoist/store"
 )
 
 // LogsPath is where game session logs are uploaded (PUT LogsPath, by agents) and downloaded
 // (GET LogsPath<fleet>/<name>.zip with a pre-signed query) on the API listener.
 const LogsPath = "/hoist/logs/"
 
-// logsDir is the directory under the data directory that holds the logs and the URL key.
+// logsDir is the directory under the data directory where uploads are checked before they
+// go to the store.
 const logsDir = "logs"
 
-// logURLKeyFile holds the key pre-signed log URLs are signed with (mode 0600).
-const logURLKeyFile = "url-signing.key"
+// logBlobPrefix prefixes the blob keys of game session logs: the blob of a log is
+// logBlobPrefix + its Name ("<fleet>/<name>.zip").
+const logBlobPrefix = "log/"
 
-// logFiles stores uploaded game session logs under <data>/logs and serves them through
-// pre-signed URLs: an HMAC-SHA256 of the path and the expiry with a key kept in the data
-// directory. The records are the domain's (gamelift.AcceptGameSessionLog).
+// logFiles keeps uploaded game session logs in the store's blobs and serves them through
+// pre-signed URLs: an HMAC-SHA256 of the path and the expiry with a key kept in the store, so
+// that any node serves a URL any node signed. The records are the domain's
+// (gamelift.AcceptGameSessionLog).
 type logFiles struct {
-	svc  *gamelift.Service
-	dir  string
-	key  []byte
-	clk  clock.Clock
-	base string // the API's URL, e.g. http://127.0.0.1:9080
-	log  *slog.Logger
+	svc   *gamelift.Service
+	blobs store.Blobs
+	dir   string
+	key   []byte
+	clk   clock.Clock
+	base  string // the API's URL, e.g. http://127.0.0.1:9080
+	log   *slog.Logger
 }
 
-// newLogFiles opens (or creates) the log directory and its signing key.
-func newLogFiles(svc *gamelift.Service, dataDir, base string, clk clock.Clock, log *slog.Logger) (*logFiles, error) {
+// newLogFiles opens the log directory and reads (or creates) the cluster's URL signing key.
+func newLogFiles(ctx context.Context, svc *gamelift.Service, st store.Store, dataDir, base string, clk clock.Clock, log *slog.Logger) (*logFiles, error) {
+	blobs, ok := st.(store.Blobs)
+	if !ok {
+		return nil, errors.New("the store keeps no blobs, where game session logs go")
+	}
 	dir := filepath.Join(dataDir, logsDir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	key, err := loadOrCreateKey(filepath.Join(dir, logURLKeyFile))
+	key, err := sharedSecret(ctx, st, "log-url-key")
 	if err != nil {
 		return nil, err
 	}
-	return &logFiles{svc: svc, dir: dir, key: key, clk: clk, base: base, log: log}, nil
+	return &logFiles{svc: svc, blobs: blobs, dir: dir, key: key, clk: clk, base: base, log: log}, nil
 }
 
-func loadOrCreateKey(file string) ([]byte, error) {
-	key, err := os.ReadFile(file)
-	if err == nil && len(key) >= 32 {
-		return key, nil
+// kindSecret holds the cluster's random secrets, one record each.
+const kindSecret = "secret"
+
+// sharedSecret returns the cluster's secret named id, creating it when there is none; when
+// two nodes create it at once, the first insert wins and both use it.
+func sharedSecret(ctx context.Context, st store.Store, id string) ([]byte, error) {
+	for {
+		rec, err := st.Get(ctx, kindSecret, id)
+		if err == nil {
+			return rec.Data, nil
+		}
+		if !errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
+		key := make([]byte, 32)
+		rand.Read(key)
+		err = st.Update(ctx, func(tx store.Tx) error { return tx.Insert(&store.Record{Kind: kindSecret, ID: id, Data: key}) })
+		if !errors.Is(err, store.ErrExists) {
+			return key, err
+		}
 	}
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, err
-	}
-	key = make([]byte, 32)
-	rand.Read(key)
-	return key, writeFileAtomic(file, key, 0o600)
 }
 
 // wrap makes GetGameSessionLogUrl answer pre-signed URLs, and purge expired logs on the way.
@@ -125,34 +144,32 @@ func (l *logFiles) download(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad or expired signature", http.StatusForbidden)
 		return
 	}
-	name, ok := l.file(strings.TrimPrefix(r.URL.Path, LogsPath))
-	if !ok {
+	name := strings.TrimPrefix(r.URL.Path, LogsPath)
+	if !validLogName(name) {
 		http.NotFound(w, r)
 		return
 	}
-	f, err := os.Open(name)
+	body, size, err := l.blobs.OpenBlob(r.Context(), logBlobPrefix+name)
 	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			l.log.Error("game session log download", "name", name, "err", err)
+		}
 		http.NotFound(w, r)
 		return
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		http.Error(w, "internal error", http.StatusInternalServerError)
-		return
-	}
+	defer body.Close()
 	w.Header().Set("Content-Type", "application/zip")
-	http.ServeContent(w, r, filepath.Base(name), st.ModTime(), f)
+	w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
+	if r.Method == http.MethodHead {
+		return
+	}
+	io.Copy(w, body)
 }
 
-// file maps a log Name to its path under the log directory, refusing anything that is not
-// "<fleet>/<name>.zip" of plain characters.
-func (l *logFiles) file(name string) (string, bool) {
+// validLogName accepts only "<fleet>/<name>.zip" of plain characters.
+func validLogName(name string) bool {
 	parts := strings.Split(name, "/")
-	if len(parts) != 2 || !plain(parts[0]) || !plain(parts[1]) || !strings.HasSuffix(parts[1], ".zip") {
-		return "", false
-	}
-	return filepath.Join(l.dir, parts[0], parts[1]), true
+	return len(parts) == 2 && plain(parts[0]) && plain(parts[1]) && strings.HasSuffix(parts[1], ".zip")
 }
 
 func plain(s string) bool {
@@ -179,7 +196,7 @@ func (l *logFiles) upload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_, err := l.svc.AcceptGameSessionLog(ctx, up, func(g gamelift.GameSessionLog) (int64, error) {
-		return l.save(g, r.Body)
+		return l.save(ctx, g, r.Body)
 	})
 	if err != nil {
 		writeLogError(w, l.log, err)
@@ -189,17 +206,13 @@ func (l *logFiles) upload(w http.ResponseWriter, r *http.Request) {
 	l.purge(ctx)
 }
 
-// save writes body to the log's file (through a temporary file and a rename), refusing more
-// than MaxGameSessionLogBytes and anything that is not a zip.
-func (l *logFiles) save(g gamelift.GameSessionLog, body io.Reader) (int64, error) {
-	name, ok := l.file(g.Name)
-	if !ok {
+// save checks an upload (at most MaxGameSessionLogBytes, a zip) in a temporary file and puts
+// it in the store's blobs.
+func (l *logFiles) save(ctx context.Context, g gamelift.GameSessionLog, body io.Reader) (int64, error) {
+	if !validLogName(g.Name) {
 		return 0, errors.New("bad log name " + g.Name)
 	}
-	if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
-		return 0, err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(name), ".upload-*")
+	tmp, err := os.CreateTemp(l.dir, ".upload-*")
 	if err != nil {
 		return 0, err
 	}
@@ -212,23 +225,19 @@ func (l *logFiles) save(g gamelift.GameSessionLog, body io.Reader) (int64, error
 	if _, err := zip.NewReader(tmp, n); err != nil {
 		return 0, api.Errorf(api.InvalidRequestException, "The log upload is not a zip file: %v", err)
 	}
-	if err := tmp.Sync(); err != nil {
+	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
 		return 0, err
 	}
-	return n, os.Rename(tmp.Name(), name)
+	return l.blobs.PutBlob(ctx, logBlobPrefix+g.Name, tmp)
 }
 
 // purge removes the logs past their retention (best effort: a failure is logged).
 func (l *logFiles) purge(ctx context.Context) {
 	_, err := l.svc.PurgeGameSessionLogs(ctx, func(g gamelift.GameSessionLog) error {
-		name, ok := l.file(g.Name)
-		if !ok {
+		if !validLogName(g.Name) {
 			return nil
 		}
-		if err := os.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return err
-		}
-		return nil
+		return l.blobs.DeleteBlob(ctx, logBlobPrefix+g.Name)
 	})
 	if err != nil {
 		l.log.Warn("purge game session logs", "err", err)

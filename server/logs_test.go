@@ -132,9 +132,10 @@ func TestGameSessionLogsThroughTheAgent(t *testing.T) {
 		t.Errorf("expired URL: %d, want 403", status)
 	}
 
-	// After 14 days the log is gone, file and all.
+	// After 14 days the log is gone, file and all (the embedded store keeps blobs as files,
+	// named after their path-escaped keys).
 	files := func() int {
-		m, _ := filepath.Glob(filepath.Join(r.data, "logs", r.fleet, "*.zip"))
+		m, _ := filepath.Glob(filepath.Join(r.data, "blobs", "log%2F"+r.fleet+"%2F*.zip"))
 		return len(m)
 	}
 	if files() != 1 {

@@ -180,7 +180,7 @@ func (s *Server) build() error {
 	s.host = hostd.New(hostd.Config{Control: svc, Dir: filepath.Join(s.cfg.DataDir, "instances"),
 		SDKEndpoint: s.SDKEndpoint(), Clock: s.cfg.Clock, Logger: s.log})
 	pokeOnCapacityChanges(handlers, s.host.Poke)
-	logs, err := newLogFiles(svc, s.cfg.DataDir, s.URL(), s.cfg.Clock, s.log)
+	logs, err := newLogFiles(context.Background(), svc, s.store, s.cfg.DataDir, s.URL(), s.cfg.Clock, s.log)
 	if err != nil {
 		return err
 	}
