@@ -151,3 +151,17 @@ func TestSDKProxyMovesToALiveNode(t *testing.T) {
 		t.Errorf("after node a died: %q, want node b", got)
 	}
 }
+
+func TestLinkEndpointsFallBackToEveryServer(t *testing.T) {
+	a := &Agent{cfg: Config{Servers: []string{"http://h1:9080", "https://h2:9443", "http://h1:9080"}}}
+	a.reg.AgentEndpoint = "ws://registered:9080/agent"
+	want := []string{"ws://registered:9080/agent", "ws://h1:9080/agent", "wss://h2:9443/agent"}
+	if got := a.linkEndpoints(); !reflect.DeepEqual(got, want) {
+		t.Errorf("linkEndpoints = %q, want %q", got, want)
+	}
+	a.cfg.AgentEndpoint = "wss://fixed/agent"
+	a.reg.AgentEndpoint = a.cfg.AgentEndpoint
+	if got := a.linkEndpoints(); !reflect.DeepEqual(got, []string{"wss://fixed/agent"}) {
+		t.Errorf("with --agent-endpoint: %q", got)
+	}
+}

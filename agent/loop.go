@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -86,20 +87,16 @@ func (a *Agent) applyConfig(rc RuntimeConfiguration) {
 }
 
 func (a *Agent) connect(ctx context.Context, now time.Time) {
-	reg := a.Registration()
-	p := LinkParams{
-		Endpoint: reg.AgentEndpoint, FleetID: a.cfg.Compute.FleetID,
-		ComputeName: a.cfg.Compute.ComputeName, AuthToken: a.tokens.Current().Value,
-	}
-	cctx, cancel := context.WithTimeout(ctx, callTimeout)
-	l, err := a.cp.Connect(cctx, p, a.deliver)
-	cancel()
-	if err != nil && !errors.Is(err, ErrUnauthorized) && a.refreshEndpoints(ctx) {
-		// The node behind the old endpoint may be gone: try the one that answered now.
-		reg, p.Endpoint = a.Registration(), a.Registration().AgentEndpoint
+	p := LinkParams{FleetID: a.cfg.Compute.FleetID, ComputeName: a.cfg.Compute.ComputeName, AuthToken: a.tokens.Current().Value}
+	var l Link
+	var err error
+	for _, p.Endpoint = range a.linkEndpoints() {
 		cctx, cancel := context.WithTimeout(ctx, callTimeout)
 		l, err = a.cp.Connect(cctx, p, a.deliver)
 		cancel()
+		if err == nil || errors.Is(err, ErrUnauthorized) {
+			break
+		}
 	}
 	if err != nil {
 		a.reconnectDelay = min(max(2*a.reconnectDelay, a.cfg.ReconnectMin), a.cfg.ReconnectMax)
@@ -111,25 +108,40 @@ func (a *Agent) connect(ctx context.Context, now time.Time) {
 		}
 		return
 	}
-	a.log.Info("agent link connected", "endpoint", reg.AgentEndpoint)
+	a.log.Info("agent link connected", "endpoint", p.Endpoint)
 	a.link = l
 	a.reconnectDelay = 0
 	a.nextHeartbeat = now
 }
 
-// refreshEndpoints reads the compute's registration again, through whichever control-plane
-// node answers: its endpoints are that node's. It reports whether the agent endpoint changed.
-func (a *Agent) refreshEndpoints(ctx context.Context) bool {
-	cctx, cancel := context.WithTimeout(ctx, callTimeout)
-	reg, err := a.cp.DescribeCompute(cctx, a.cfg.Compute.FleetID, a.cfg.Compute.ComputeName)
-	cancel()
-	if err != nil {
-		a.log.Warn("agent link: reading the compute's endpoints failed", "err", err)
-		return false
+// linkEndpoints lists where the agent websocket may be dialled, in order: the registration's
+// agent endpoint, then (unless --agent-endpoint fixed it) the agent endpoint of every
+// control-plane URL, so that the link moves to a live node when the registration's is gone.
+func (a *Agent) linkEndpoints() []string {
+	out := []string{a.Registration().AgentEndpoint}
+	if a.cfg.AgentEndpoint != "" {
+		return out
 	}
-	old := a.Registration().AgentEndpoint
-	a.setRegistration(reg)
-	return a.Registration().AgentEndpoint != old
+	for _, s := range a.cfg.Servers {
+		if u := agentEndpointOf(s); u != "" && !slices.Contains(out, u) {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// agentEndpointOf is the agent websocket URL a server serves at control-plane URL server:
+// the same host, ws or wss, path AgentPath ("" when server is not a URL).
+func agentEndpointOf(server string) string {
+	u, err := url.Parse(server)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	scheme := "ws"
+	if u.Scheme == "https" || u.Scheme == "wss" {
+		scheme = "wss"
+	}
+	return scheme + "://" + u.Host + "/agent"
 }
 
 // deliver hands a Message from the link's reader to the Run goroutine.

@@ -29,6 +29,9 @@ type computeDoc struct {
 	// Agent is set once a host agent has connected for the compute: messages for an agent
 	// (outbox_agent.go) are written only for computes that have one.
 	Agent bool `json:"agent,omitempty"`
+	// Node is the server node the agent last connected to (AdmitAgent): while that node is
+	// alive, the compute's endpoints are that node's.
+	Node string `json:"node,omitempty"`
 }
 
 // computeKey is the store ID of a compute: compute names are unique within a fleet only.
@@ -49,16 +52,33 @@ func computeNotFound(fleetID, name string) func() error {
 	}
 }
 
-func (s *Service) apiCompute(d *computeDoc) *api.Compute {
+// apiCompute converts a stored compute. Its endpoints are those of the node its agent is
+// connected to, when that node is alive (nodes, from computeNodes); else this node's.
+func (s *Service) apiCompute(d *computeDoc, nodes map[string]Node) *api.Compute {
 	status := api.ComputeStatus(d.Status)
+	sdk, agent := s.hosting.sdkEndpoint, s.hosting.agentEndpoint
+	if n, ok := nodes[d.Node]; ok {
+		sdk, agent = n.SDKEndpoint, n.AgentEndpoint
+	}
 	return &api.Compute{
 		FleetId: api.String(d.FleetID), FleetArn: api.String(s.arn(arnFleet, d.FleetID)),
 		ComputeName: api.String(d.Name), ComputeArn: api.String(s.arn(arnCompute, d.Name)),
 		IpAddress: optional(d.IPAddress), DnsName: optional(d.DNSName), ComputeStatus: &status,
 		Location: api.String(d.Location), CreationTime: stamp(d.Created),
-		GameLiftServiceSdkEndpoint: optional(s.hosting.sdkEndpoint),
-		GameLiftAgentEndpoint:      optional(s.hosting.agentEndpoint),
+		GameLiftServiceSdkEndpoint: optional(sdk), GameLiftAgentEndpoint: optional(agent),
 	}
+}
+
+// computeNodes returns the live nodes, by ID, whose endpoints computes may show.
+func (s *Service) computeNodes(tx store.Tx) (map[string]Node, error) {
+	out := map[string]Node{}
+	now := s.clock.Now()
+	err := eachRecord(tx, kindNode, func(_ *store.Record, n *Node) {
+		if n.Alive(now) && n.SDKEndpoint != "" {
+			out[n.ID] = *n
+		}
+	})
+	return out, err
 }
 
 // computeRef resolves the FleetId and ComputeName (name or ARN) of a compute request.
@@ -102,7 +122,7 @@ func (s *Service) RegisterCompute(ctx context.Context, in *api.RegisterComputeIn
 	if err != nil {
 		return nil, err
 	}
-	return &api.RegisterComputeOutput{Compute: s.apiCompute(doc)}, nil
+	return &api.RegisterComputeOutput{Compute: s.apiCompute(doc, nil)}, nil
 }
 
 // checkRegistration checks the fleet a compute registers with.
@@ -178,17 +198,21 @@ func (s *Service) DescribeCompute(ctx context.Context, in *api.DescribeComputeIn
 		return nil, err
 	}
 	var doc computeDoc
+	var nodes map[string]Node
 	err = s.view(ctx, func(tx store.Tx) error {
 		if _, err := s.liveFleet(tx, fleetID); err != nil {
 			return err
 		}
-		_, err := getDoc(tx, kindCompute, computeKey(fleetID, name), &doc, computeNotFound(fleetID, name))
+		if _, err := getDoc(tx, kindCompute, computeKey(fleetID, name), &doc, computeNotFound(fleetID, name)); err != nil {
+			return err
+		}
+		nodes, err = s.computeNodes(tx)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &api.DescribeComputeOutput{Compute: s.apiCompute(&doc)}, nil
+	return &api.DescribeComputeOutput{Compute: s.apiCompute(&doc, nodes)}, nil
 }
 
 // ListCompute lists a fleet's computes in registration order, optionally only those in a
@@ -207,6 +231,7 @@ func (s *Service) ListCompute(ctx context.Context, in *api.ListComputeInput) (*a
 		return nil, err
 	}
 	var page scanned[computeDoc]
+	var nodes map[string]Node
 	err = s.view(ctx, func(tx store.Tx) error {
 		if _, err := s.liveFleet(tx, fleetID); err != nil {
 			return api.Errorf(api.InvalidRequestException, "Fleet %s not found.", fleetID)
@@ -215,6 +240,10 @@ func (s *Service) ListCompute(ctx context.Context, in *api.ListComputeInput) (*a
 			return (loc == "" || c.Location == loc) && (status == "" || strings.EqualFold(c.Status, status)) &&
 				in.ContainerGroupDefinitionName == nil
 		})
+		if err != nil {
+			return err
+		}
+		nodes, err = s.computeNodes(tx)
 		return err
 	})
 	if err != nil {
@@ -222,7 +251,7 @@ func (s *Service) ListCompute(ctx context.Context, in *api.ListComputeInput) (*a
 	}
 	out := &api.ListComputeOutput{ComputeList: make([]api.Compute, len(page.Items)), NextToken: next(page, hash)}
 	for i, c := range page.Items {
-		out.ComputeList[i] = *s.apiCompute(c)
+		out.ComputeList[i] = *s.apiCompute(c, nodes)
 	}
 	return out, nil
 }

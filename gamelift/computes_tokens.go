@@ -112,27 +112,32 @@ func (s *Service) purgeExpiredTokens(ctx context.Context) error {
 }
 
 // AuthenticateCompute checks that token is an unexpired auth token issued for compute of
-// fleetID, which is still registered: the check a host agent's connection passes. The
-// compute is then known to have an agent (computeDoc.Agent).
+// fleetID, which is still registered (the check a log upload passes).
 func (s *Service) AuthenticateCompute(ctx context.Context, fleetID, compute, token string) error {
-	has := false
+	return s.view(ctx, func(tx store.Tx) error { return s.checkToken(tx, fleetID, compute, token) })
+}
+
+// AdmitAgent checks a host agent's connection as AuthenticateCompute does, and records that
+// the compute has an agent (computeDoc.Agent) connected to this node (computeDoc.Node).
+func (s *Service) AdmitAgent(ctx context.Context, fleetID, compute, token string) error {
+	known := false
 	err := s.view(ctx, func(tx store.Tx) error {
 		if err := s.checkToken(tx, fleetID, compute, token); err != nil {
 			return err
 		}
 		_, c, err := readCompute(tx, fleetID, compute)
-		has = c != nil && c.Agent
+		known = c != nil && c.Agent && c.Node == s.node
 		return err
 	})
-	if err != nil || has {
+	if err != nil || known {
 		return err
 	}
 	return s.update(ctx, func(tx store.Tx) error {
 		rec, c, err := readCompute(tx, fleetID, compute)
-		if err != nil || c == nil || c.Agent {
+		if err != nil || c == nil || (c.Agent && c.Node == s.node) {
 			return err
 		}
-		c.Agent = true
+		c.Agent, c.Node = true, s.node
 		return putDoc(tx, rec, c)
 	})
 }

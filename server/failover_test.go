@@ -71,6 +71,10 @@ func TestAgentAndProcessesSurviveTheirNodesDeath(t *testing.T) {
 	if d := time.Since(killed); d > 10*time.Second {
 		t.Errorf("the fleet took %v to be placeable again, want under 10 s", d)
 	}
+	eventually(t, 10*time.Second, "the agent connected to a live node, as DescribeCompute shows", func() bool {
+		c, err := gl2.DescribeCompute(ctx, &gamelift.DescribeComputeInput{FleetId: aws.String(fleet), ComputeName: aws.String("failover-host")})
+		return err == nil && !strings.Contains(aws.ToString(c.Compute.GameLiftAgentEndpoint), nodes[0].addr)
+	})
 	fmt.Fprintln(alice.c, "50")
 	if !alice.in.Scan() {
 		t.Fatal("alice lost her game")

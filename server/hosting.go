@@ -110,7 +110,7 @@ func (b *hostingBackend) GetFleetRoleCredentials(context.Context, sdkws.ProcessR
 
 // AuthenticateAgent admits an agent by its compute auth token.
 func (b *hostingBackend) AuthenticateAgent(ctx context.Context, ref sdkws.ComputeRef, authToken string) error {
-	return wsError(b.svc.AuthenticateCompute(ctx, ref.FleetID, ref.ComputeName, authToken))
+	return wsError(b.svc.AdmitAgent(ctx, ref.FleetID, ref.ComputeName, authToken))
 }
 
 // AgentHeartbeat answers an agent's heartbeat: processes the control plane has ended are
