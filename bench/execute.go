@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 )
 
-// target is a server to measure.
-type target struct{ name, url string }
+// target is a server to measure: one URL, or the nodes of a cluster (clients spread over
+// them).
+type target struct{ name, urls string }
 
 // execute runs the setup call, starts the bare baseline, and measures every protocol against
 // every target, bare first. Progress lines go to progress.
@@ -29,21 +31,23 @@ func execute(ctx context.Context, c *config, progress io.Writer) (*Report, error
 	if !c.baselineOnly {
 		targets = append(targets, target{TargetHoist, c.endpoint})
 	}
-	templates := make(map[target]map[Protocol]*Template)
+	templates := make(map[target]map[Protocol][]*Template)
 	var all []*Template
 	for _, tg := range targets {
-		templates[tg] = make(map[Protocol]*Template)
+		templates[tg] = make(map[Protocol][]*Template)
 		for _, p := range c.protocols {
 			body, err := EncodeBody(p, []byte(input))
 			if err != nil {
 				return nil, fmt.Errorf("bench: --input: %w", err)
 			}
-			t, err := NewTemplate(tg.url, p, c.op, body, &c.creds, time.Now())
-			if err != nil {
-				return nil, fmt.Errorf("bench: %w", err)
+			for _, u := range strings.Split(tg.urls, ",") {
+				t, err := NewTemplate(u, p, c.op, body, &c.creds, time.Now())
+				if err != nil {
+					return nil, fmt.Errorf("bench: %w", err)
+				}
+				templates[tg][p] = append(templates[tg][p], t)
+				all = append(all, t)
 			}
-			templates[tg][p] = t
-			all = append(all, t)
 		}
 	}
 	runCtx, cancel := context.WithCancel(ctx)
@@ -63,7 +67,8 @@ func (c *config) expandInput(ctx context.Context, rt http.RoundTripper) (string,
 	if c.setupOp == "" {
 		return c.input, nil
 	}
-	doc, err := runSetup(ctx, &http.Client{Transport: rt}, c.endpoint, c.setupOp, c.setupInput, &c.creds)
+	first, _, _ := strings.Cut(c.endpoint, ",")
+	doc, err := runSetup(ctx, &http.Client{Transport: rt}, first, c.setupOp, c.setupInput, &c.creds)
 	if err != nil {
 		return "", fmt.Errorf("bench: %w", err)
 	}
@@ -92,16 +97,16 @@ func resignLoop(ctx context.Context, ts []*Template) {
 }
 
 // measure warms one target up and runs the configured load modes against it.
-func (c *config) measure(ctx context.Context, rt http.RoundTripper, name string, t *Template, p Protocol, progress io.Writer) []*Result {
+func (c *config) measure(ctx context.Context, rt http.RoundTripper, name string, ts []*Template, p Protocol, progress io.Writer) []*Result {
 	if c.warmup > 0 && ctx.Err() == nil {
 		fmt.Fprintf(progress, "%s/%s: warming up for %v\n", name, p, c.warmup)
-		Run(ctx, rt, t, p, Load{Concurrency: c.concurrency, Duration: c.warmup})
+		RunSpread(ctx, rt, ts, p, Load{Concurrency: c.concurrency, Duration: c.warmup})
 	}
 	var out []*Result
 	run := func(mode string, rate float64) *Result {
 		l := Load{Concurrency: c.concurrency, Duration: c.duration, Requests: c.requests, Rate: rate}
 		fmt.Fprintf(progress, "%s/%s: measuring %s (%s)\n", name, p, mode, describe(l))
-		r := Run(ctx, rt, t, p, l)
+		r := RunSpread(ctx, rt, ts, p, l)
 		r.Target, r.Mode = name, mode
 		out = append(out, r)
 		return r

@@ -88,7 +88,7 @@ func parseFlags(args []string, out io.Writer) (*config, error) {
 	fs.SetOutput(out)
 	c := &config{}
 	var protocol, rate string
-	fs.StringVar(&c.endpoint, "endpoint", "", "base URL of a running hoist server, e.g. http://127.0.0.1:9080 (required unless --baseline-only)")
+	fs.StringVar(&c.endpoint, "endpoint", "", "base URL of a running hoist server, e.g. http://127.0.0.1:9080, or several nodes' URLs separated by commas (clients are spread over them) (required unless --baseline-only)")
 	fs.BoolVar(&c.baselineOnly, "baseline-only", false, "measure only the in-process bare net/http handler")
 	fs.StringVar(&c.op, "op", "DescribeAlias", "GameLift operation to drive")
 	fs.StringVar(&c.input, "input", "{}", "operation input as JSON text; {{Path.To.Value}} is replaced from the --setup output")

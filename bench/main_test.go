@@ -156,3 +156,19 @@ func TestMainFlagErrors(t *testing.T) {
 		t.Errorf("Main(-h) = %v, want nil", err)
 	}
 }
+
+// TestMainSpreadsOverSeveralEndpoints: with several --endpoint URLs the clients are spread
+// over them (the setup call goes to the first).
+func TestMainSpreadsOverSeveralEndpoints(t *testing.T) {
+	a, b := &fakeHoist{}, &fakeHoist{}
+	sa, sb := httptest.NewServer(a), httptest.NewServer(b)
+	defer sa.Close()
+	defer sb.Close()
+	var out bytes.Buffer
+	if err := Main(context.Background(), benchArgs(sa.URL+","+sb.URL, "--protocol", "cbor"), &out); err != nil {
+		t.Fatalf("Main: %v\n%s", err, out.String())
+	}
+	if na, nb := a.calls.Load(), b.calls.Load(); na+nb != 41 || nb < 10 || na < 11 {
+		t.Errorf("calls: %d on the first endpoint, %d on the second; want 1 setup + 40 spread over both", na, nb)
+	}
+}

@@ -106,6 +106,12 @@ func (w *worker) fail(msg string) {
 // Run drives template t with load l and returns the merged result. It returns early, with
 // what was measured so far, when ctx is cancelled.
 func Run(ctx context.Context, rt http.RoundTripper, t *Template, p Protocol, l Load) *Result {
+	return RunSpread(ctx, rt, []*Template{t}, p, l)
+}
+
+// RunSpread is Run with the clients spread over several templates (the same request to
+// several server nodes): client i sends ts[i % len(ts)].
+func RunSpread(ctx context.Context, rt http.RoundTripper, ts []*Template, p Protocol, l Load) *Result {
 	l.Concurrency = max(l.Concurrency, 1)
 	workers := make([]worker, l.Concurrency)
 	var next func() (time.Time, bool)
@@ -120,7 +126,7 @@ func Run(ctx context.Context, rt http.RoundTripper, t *Template, p Protocol, l L
 	var wg sync.WaitGroup
 	for i := range workers {
 		wg.Go(func() {
-			w := &workers[i]
+			w, t := &workers[i], ts[i%len(ts)]
 			for at, ok := next(); ok; at, ok = next() {
 				w.send(ctx, rt, t, p, at)
 			}
