@@ -89,7 +89,7 @@ func (s *Service) ClaimGameServer(ctx context.Context, in *api.ClaimGameServerIn
 // claimSpecific claims one named game server, or says why it cannot be claimed.
 func (s *Service) claimSpecific(ctx context.Context, group, id string, allowed func(string) bool, data *string) (*serverDoc, error) {
 	var d *serverDoc
-	err := s.update(ctx, func(tx store.Tx) error {
+	err := s.update(store.CompareAndSetOnly(ctx), func(tx store.Tx) error {
 		var err error
 		d, err = s.commitClaim(tx, group, id, allowed, data, s.nowMillis())
 		return err
@@ -138,7 +138,7 @@ func (s *Service) claimPlaced(ctx context.Context, group string, allowed func(st
 func (s *Service) claimReserved(ctx context.Context, group, id string, allowed func(string) bool, data *string, now int64) (*serverDoc, error) {
 	defer s.placements().release(id)
 	var d *serverDoc
-	err := s.update(ctx, func(tx store.Tx) error {
+	err := s.update(store.CompareAndSetOnly(ctx), func(tx store.Tx) error {
 		var err error
 		d, err = s.commitClaim(tx, group, id, allowed, data, now)
 		return err
@@ -252,7 +252,10 @@ func slotClaimTime(r *store.Record) int64 {
 }
 
 // commitClaim claims game server id at now inside tx, after checking that it is claimable:
-// not UTILIZED, not CLAIMED at now, on an instance whose status the filter allows.
+// not UTILIZED, not CLAIMED at now, on an instance whose status the filter allows. It runs as
+// store.CompareAndSetOnly: the game server's compare-and-set decides between two claimers,
+// and the slot's primary key keeps one slot per game server. (An instance drained at the same
+// moment may still get this one claim, as if it came a moment earlier.)
 func (s *Service) commitClaim(tx store.Tx, group, id string, allowed func(string) bool, data *string, now int64) (*serverDoc, error) {
 	rec, d, err := getServer(tx, group, id)
 	if err != nil {

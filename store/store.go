@@ -146,3 +146,21 @@ type Blobs interface {
 	// DeleteBlob removes a blob; a missing one is not an error.
 	DeleteBlob(ctx context.Context, key string) error
 }
+
+type casOnlyKey struct{}
+
+// CompareAndSetOnly marks ctx for an Update whose correctness rests only on Put's
+// compare-and-set and Insert's uniqueness: nothing it decides depends on a record being
+// absent, or on two of its reads showing one moment. A store may then run it with less
+// isolation than serializable (PostgreSQL: READ COMMITTED, which spares the hot paths the
+// serialization failures of unrelated neighbours). The embedded store runs every Update alone
+// and ignores the mark.
+func CompareAndSetOnly(ctx context.Context) context.Context {
+	return context.WithValue(ctx, casOnlyKey{}, true)
+}
+
+// IsCompareAndSetOnly reports whether ctx carries the CompareAndSetOnly mark.
+func IsCompareAndSetOnly(ctx context.Context) bool {
+	v, _ := ctx.Value(casOnlyKey{}).(bool)
+	return v
+}

@@ -161,7 +161,11 @@ func (s *Store) Update(ctx context.Context, fn func(store.Tx) error) error {
 
 // updateOnce runs one attempt of Update.
 func (s *Store) updateOnce(ctx context.Context, fn func(store.Tx) error) error {
-	ptx, err := s.begin(ctx, pgx.TxOptions{IsoLevel: pgx.Serializable})
+	iso := pgx.Serializable
+	if store.IsCompareAndSetOnly(ctx) {
+		iso = pgx.ReadCommitted // store.CompareAndSetOnly: Put's version check and the primary key decide
+	}
+	ptx, err := s.begin(ctx, pgx.TxOptions{IsoLevel: iso})
 	if err != nil {
 		return err
 	}

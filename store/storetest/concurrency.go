@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -76,13 +77,23 @@ func setPair(tx store.Tx, v string) error {
 // testCounter has many goroutines increment one counter record with read-modify-write
 // Updates; compare-and-set plus retry must not lose an increment.
 func testCounter(t *testing.T, s store.Store) {
+	counter(t, s, ctx())
+}
+
+// testCounterCompareAndSetOnly is testCounter with Updates marked CompareAndSetOnly: the
+// compare-and-set alone must keep every increment.
+func testCounterCompareAndSetOnly(t *testing.T, s store.Store) {
+	counter(t, s, store.CompareAndSetOnly(ctx()))
+}
+
+func counter(t *testing.T, s store.Store, c context.Context) {
 	const workers, each = 8, 20
 	insert(t, s, &store.Record{Kind: "counter", ID: "c", Data: []byte("0")})
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
 			for range each {
-				if err := s.Update(ctx(), increment); err != nil {
+				if err := s.Update(c, increment); err != nil {
 					t.Errorf("increment: %v", err)
 					return
 				}

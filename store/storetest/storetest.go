@@ -60,6 +60,7 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"ReturnedRecordsAreCopies", testCopies},
 		{"ViewConsistency", testViewConsistency},
 		{"ConcurrentCounter", testCounter},
+		{"ConcurrentCounterCompareAndSetOnly", testCounterCompareAndSetOnly},
 		{"ConcurrentInsertSameID", testInsertRace},
 		{"VersionReads", testVersions},
 		{"Watch", testWatch},
