@@ -53,11 +53,12 @@ func computeNotFound(fleetID, name string) func() error {
 }
 
 // apiCompute converts a stored compute. Its endpoints are those of the node its agent is
-// connected to, when that node is alive (nodes, from computeNodes); else this node's.
+// connected to, when that node is alive (nodes, from aliveNodes) and reported them; else this
+// node's.
 func (s *Service) apiCompute(d *computeDoc, nodes map[string]Node) *api.Compute {
 	status := api.ComputeStatus(d.Status)
 	sdk, agent := s.hosting.sdkEndpoint, s.hosting.agentEndpoint
-	if n, ok := nodes[d.Node]; ok {
+	if n, ok := nodes[d.Node]; ok && n.SDKEndpoint != "" {
 		sdk, agent = n.SDKEndpoint, n.AgentEndpoint
 	}
 	return &api.Compute{
@@ -67,18 +68,6 @@ func (s *Service) apiCompute(d *computeDoc, nodes map[string]Node) *api.Compute 
 		Location: api.String(d.Location), CreationTime: stamp(d.Created),
 		GameLiftServiceSdkEndpoint: optional(sdk), GameLiftAgentEndpoint: optional(agent),
 	}
-}
-
-// computeNodes returns the live nodes, by ID, whose endpoints computes may show.
-func (s *Service) computeNodes(tx store.Tx) (map[string]Node, error) {
-	out := map[string]Node{}
-	now := s.clock.Now()
-	err := eachRecord(tx, kindNode, func(_ *store.Record, n *Node) {
-		if n.Alive(now) && n.SDKEndpoint != "" {
-			out[n.ID] = *n
-		}
-	})
-	return out, err
 }
 
 // computeRef resolves the FleetId and ComputeName (name or ARN) of a compute request.
@@ -206,7 +195,7 @@ func (s *Service) DescribeCompute(ctx context.Context, in *api.DescribeComputeIn
 		if _, err := getDoc(tx, kindCompute, computeKey(fleetID, name), &doc, computeNotFound(fleetID, name)); err != nil {
 			return err
 		}
-		nodes, err = s.computeNodes(tx)
+		nodes, err = s.aliveNodes(tx)
 		return err
 	})
 	if err != nil {
@@ -243,7 +232,7 @@ func (s *Service) ListCompute(ctx context.Context, in *api.ListComputeInput) (*a
 		if err != nil {
 			return err
 		}
-		nodes, err = s.computeNodes(tx)
+		nodes, err = s.aliveNodes(tx)
 		return err
 	})
 	if err != nil {

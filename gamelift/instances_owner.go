@@ -22,13 +22,11 @@ import (
 
 // liveNodes returns the IDs of the nodes alive now; this node is alive by definition.
 func (s *Service) liveNodes(tx store.Tx) (map[string]bool, error) {
+	alive, err := s.aliveNodes(tx)
 	live := map[string]bool{s.node: true}
-	now := s.clock.Now()
-	err := eachRecord(tx, kindNode, func(_ *store.Record, n *Node) {
-		if n.Alive(now) {
-			live[n.ID] = true
-		}
-	})
+	for id := range alive {
+		live[id] = true
+	}
 	return live, err
 }
 

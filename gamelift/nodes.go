@@ -66,3 +66,15 @@ func (s *Service) Nodes(ctx context.Context) ([]Node, error) {
 	})
 	return out, err
 }
+
+// aliveNodes returns, by ID, the nodes whose last report is within NodeLease of now.
+func (s *Service) aliveNodes(tx store.Tx) (map[string]Node, error) {
+	out := map[string]Node{}
+	now := s.clock.Now()
+	err := eachRecord(tx, kindNode, func(_ *store.Record, n *Node) {
+		if n.Alive(now) {
+			out[n.ID] = *n
+		}
+	})
+	return out, err
+}
