@@ -8,8 +8,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/hoist-gg/hoist/internal/clock"
 	"github.com/hoist-gg/hoist/internal/tlsca"
-	"github.com/hoist-gg/hoist/store"
 )
 
 // Hoist's CA (the one behind the TLS listener and fleets' GENERATED certificates) is the
@@ -28,46 +28,35 @@ type caDoc struct {
 }
 
 // settleCA makes <data>/tls hold the cluster's CA: the store's when it has one; else this
-// node's (created if there is none yet), which it then puts in the store. When two nodes
-// start at once, the first insert wins and the other takes it.
+// node's (created if there is none yet), which it then puts in the store (firstRecord: when
+// two nodes start at once, the first insert wins and the other takes it).
 func (s *Server) settleCA(ctx context.Context) error {
 	dir := filepath.Join(s.cfg.DataDir, tlsDir)
-	doc, err := s.storedCA(ctx)
-	if err == nil {
-		return useCA(dir, doc)
-	}
-	if !errors.Is(err, store.ErrNotFound) {
+	data, err := firstRecord(ctx, s.store, kindCA, caID, func() ([]byte, error) { return localCA(dir, s.cfg.Clock) })
+	if err != nil {
 		return err
 	}
-	if _, err := tlsca.Open(dir, s.cfg.Clock); err != nil {
-		return err
-	}
-	doc = &caDoc{}
-	if doc.Cert, err = os.ReadFile(filepath.Join(dir, tlsca.CACertFile)); err != nil {
-		return err
-	}
-	if doc.Key, err = os.ReadFile(filepath.Join(dir, tlsca.CAKeyFile)); err != nil {
-		return err
-	}
-	data, _ := json.Marshal(doc) // two byte slices: cannot fail
-	err = s.store.Update(ctx, func(tx store.Tx) error { return tx.Insert(&store.Record{Kind: kindCA, ID: caID, Data: data}) })
-	if !errors.Is(err, store.ErrExists) {
-		return err
-	}
-	if doc, err = s.storedCA(ctx); err != nil {
+	doc := &caDoc{}
+	if err := json.Unmarshal(data, doc); err != nil {
 		return err
 	}
 	return useCA(dir, doc)
 }
 
-// storedCA reads the cluster's CA from the store.
-func (s *Server) storedCA(ctx context.Context) (*caDoc, error) {
-	rec, err := s.store.Get(ctx, kindCA, caID)
-	if err != nil {
+// localCA returns, as stored, the CA in dir, creating one there if there is none.
+func localCA(dir string, clk clock.Clock) ([]byte, error) {
+	if _, err := tlsca.Open(dir, clk); err != nil {
 		return nil, err
 	}
 	doc := &caDoc{}
-	return doc, json.Unmarshal(rec.Data, doc)
+	var err error
+	if doc.Cert, err = os.ReadFile(filepath.Join(dir, tlsca.CACertFile)); err != nil {
+		return nil, err
+	}
+	if doc.Key, err = os.ReadFile(filepath.Join(dir, tlsca.CAKeyFile)); err != nil {
+		return nil, err
+	}
+	return json.Marshal(doc)
 }
 
 // useCA writes the CA into dir when dir holds another (or none), and removes the server

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"io/fs"
 	"net/http"
@@ -111,4 +112,38 @@ func (s *Server) leaderHandler(w http.ResponseWriter) {
 		return
 	}
 	w.Write([]byte("leader\n"))
+}
+
+// kindSecret holds the cluster's random secrets, one record each.
+const kindSecret = "secret"
+
+// sharedSecret returns the cluster's 32-byte secret named id, creating it when there is none.
+func sharedSecret(ctx context.Context, st store.Store, id string) ([]byte, error) {
+	return firstRecord(ctx, st, kindSecret, id, func() ([]byte, error) {
+		key := make([]byte, 32)
+		rand.Read(key)
+		return key, nil
+	})
+}
+
+// firstRecord returns the data of the record kind/id, inserting what create makes when there
+// is none; when several nodes create it at once, the first insert wins and all use it.
+func firstRecord(ctx context.Context, st store.Store, kind, id string, create func() ([]byte, error)) ([]byte, error) {
+	for {
+		rec, err := st.Get(ctx, kind, id)
+		if err == nil {
+			return rec.Data, nil
+		}
+		if !errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
+		data, err := create()
+		if err != nil {
+			return nil, err
+		}
+		err = st.Update(ctx, func(tx store.Tx) error { return tx.Insert(&store.Record{Kind: kind, ID: id, Data: data}) })
+		if !errors.Is(err, store.ErrExists) {
+			return data, err
+		}
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"archive/zip"
 	"context"
 	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -64,29 +63,6 @@ func newLogFiles(ctx context.Context, svc *gamelift.Service, st store.Store, dat
 		return nil, err
 	}
 	return &logFiles{svc: svc, blobs: blobs, dir: dir, key: key, clk: clk, base: base, log: log}, nil
-}
-
-// kindSecret holds the cluster's random secrets, one record each.
-const kindSecret = "secret"
-
-// sharedSecret returns the cluster's secret named id, creating it when there is none; when
-// two nodes create it at once, the first insert wins and both use it.
-func sharedSecret(ctx context.Context, st store.Store, id string) ([]byte, error) {
-	for {
-		rec, err := st.Get(ctx, kindSecret, id)
-		if err == nil {
-			return rec.Data, nil
-		}
-		if !errors.Is(err, store.ErrNotFound) {
-			return nil, err
-		}
-		key := make([]byte, 32)
-		rand.Read(key)
-		err = st.Update(ctx, func(tx store.Tx) error { return tx.Insert(&store.Record{Kind: kindSecret, ID: id, Data: key}) })
-		if !errors.Is(err, store.ErrExists) {
-			return key, err
-		}
-	}
 }
 
 // wrap makes GetGameSessionLogUrl answer pre-signed URLs, and purge expired logs on the way.
