@@ -87,6 +87,8 @@ type Service struct {
 	hosting hosting
 	// sessions holds the game and player session settings (gamesessions.go).
 	sessions *sessionSettings
+	// ruleSets caches parsed FlexMatch rule sets (matchmaking_rulesets.go).
+	ruleSets *ruleSetCache
 }
 
 // New returns a Service for cfg, filling in the documented defaults.
@@ -103,6 +105,7 @@ func New(cfg Config) *Service {
 	}
 	s.hosting = newHosting(cfg)
 	s.sessions = newSessionSettings(cfg)
+	s.ruleSets = newRuleSetCache()
 	return s
 }
 
@@ -120,6 +123,8 @@ func (s *Service) Handlers() *api.Handlers {
 	s.managedHandlers(h)
 	s.queueHandlers(h)
 	s.placementHandlers(h)
+	s.ruleSetHandlers(h)
+	s.matchConfigHandlers(h)
 	return h
 }
 

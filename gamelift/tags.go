@@ -38,6 +38,8 @@ var taggableKinds = map[string]struct {
 	arnGameServerGroup: {kindGameServerGroup, func() taggable { return new(groupDoc) }},
 	arnFleet:           {kindFleet, func() taggable { return new(fleetDoc) }},
 	arnQueue:           {kindQueue, func() taggable { return new(queueDoc) }},
+	arnRuleSet:         {kindRuleSet, func() taggable { return new(ruleSetDoc) }},
+	arnMatchConfig:     {kindMatchConfig, func() taggable { return new(matchConfigDoc) }},
 }
 
 // reservedKey reports whether key uses the prefix AWS keeps for itself.
