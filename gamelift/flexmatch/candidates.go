@@ -1,0 +1,190 @@
+package flexmatch
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"time"
+)
+
+// maxSwaps bounds how many unused candidates swap tries per member.
+const maxSwaps = 8
+
+// candidates lists the pool tickets an anchor's match may take, nearest first: by distance
+// from the anchor's key, by the key itself (absoluteSort), or by age (no key). With the
+// "newest" expansion age selection, a match evaluated at the anchor's expansion stage may
+// only hold tickets at least as far along, so younger tickets are left out.
+func (m *Matcher) candidates(a *entry, b *build, now time.Time, age time.Duration) []*entry {
+	var minAge time.Duration
+	if m.rs.Algorithm.ExpansionAgeSelection != AgeOldest {
+		minAge = m.rs.stages[m.rs.stageAt(age)].from
+	}
+	bound := math.Inf(1)
+	if i := m.plan.batchRule; i >= 0 && b.rules[i].MaxDistance != nil {
+		bound = *b.rules[i].MaxDistance
+	}
+	ok := func(e *entry) bool {
+		return e != a && now.Sub(e.t.Start) >= minAge
+	}
+	limit := m.opt.Candidates
+	switch {
+	case m.plan.keyAttr == "" || m.plan.absolute:
+		return m.scanOrdered(ok, limit)
+	}
+	return m.scanNear(a.key, bound, ok, limit)
+}
+
+// scanOrdered takes the first limit eligible tickets in pool order (descending for a
+// descending absoluteSort).
+func (m *Matcher) scanOrdered(ok func(*entry) bool, limit int) []*entry {
+	var out []*entry
+	visit := func(e *entry) bool {
+		if ok(e) {
+			out = append(out, e)
+		}
+		return len(out) < limit
+	}
+	if m.plan.descending {
+		m.index.Descend(visit)
+	} else {
+		m.index.Ascend(visit)
+	}
+	return out
+}
+
+// scanNear takes the limit eligible tickets whose keys are nearest key, within bound.
+func (m *Matcher) scanNear(key, bound float64, ok func(*entry) bool, limit int) []*entry {
+	var up, down []*entry
+	pivot := &entry{key: key}
+	m.index.AscendGreaterOrEqual(pivot, func(e *entry) bool {
+		if e.key-key > bound {
+			return false
+		}
+		if ok(e) {
+			up = append(up, e)
+		}
+		return len(up) < limit
+	})
+	m.index.DescendLessOrEqual(pivot, func(e *entry) bool {
+		if key-e.key > bound {
+			return false
+		}
+		if ok(e) && e.key < key {
+			down = append(down, e)
+		}
+		return len(down) < limit
+	})
+	out := append(up, down...)
+	slices.SortStableFunc(out, func(x, y *entry) int {
+		if c := cmp.Compare(math.Abs(x.key-key), math.Abs(y.key-key)); c != 0 {
+			return c
+		}
+		return x.t.Start.Compare(y.t.Start)
+	})
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out
+}
+
+// rebalance reassigns the tickets to teams so that the balance attribute's totals are as
+// even as the team sizes allow: the strongest ticket first, each to the team below its
+// minimum or, failing that, with the lowest total. A backfill ticket's players stay put. It
+// reports false (and leaves the teams as they were) when the tickets do not fit that way.
+func (b *build) rebalance() bool {
+	if b.m.plan.balanceAttr == "" || len(b.v.teams) < 2 {
+		return false
+	}
+	saved := b.saveTeams()
+	movable := slices.DeleteFunc(slices.Clone(b.members), func(e *entry) bool { return e == b.fixed })
+	slices.SortStableFunc(movable, func(x, y *entry) int {
+		return cmp.Compare(b.m.plan.balance(y.t), b.m.plan.balance(x.t))
+	})
+	b.clearTeams()
+	for _, e := range movable {
+		ti := b.weakestTeam(e.size)
+		if ti < 0 {
+			b.restoreTeams(saved)
+			return false
+		}
+		b.place(e, ti)
+	}
+	return true
+}
+
+// weakestTeam is the team with room for n players that is below its minimum, else has the
+// lowest balance total; -1 when none has room.
+func (b *build) weakestTeam(n int) int {
+	best := -1
+	var bestBelow int
+	var bestTotal float64
+	for i := range b.v.teams {
+		if b.open(i) < n {
+			continue
+		}
+		below, total := b.belowMin(i), b.teamTotal(i)
+		if best < 0 || below > bestBelow || (below == bestBelow && total < bestTotal) {
+			best, bestBelow, bestTotal = i, below, total
+		}
+	}
+	return best
+}
+
+// teamTotal is a team's total of the balance attribute.
+func (b *build) teamTotal(i int) float64 {
+	s := 0.0
+	for _, p := range b.v.teams[i].players {
+		s += p.Player.Attributes[b.m.plan.balanceAttr].N
+	}
+	return s
+}
+
+// saveTeams copies the teams' player lists.
+func (b *build) saveTeams() [][]MatchPlayer {
+	out := make([][]MatchPlayer, len(b.v.teams))
+	for i := range b.v.teams {
+		out[i] = slices.Clone(b.v.teams[i].players)
+	}
+	return out
+}
+
+// restoreTeams puts saved player lists back.
+func (b *build) restoreTeams(saved [][]MatchPlayer) {
+	for i := range b.v.teams {
+		b.v.teams[i].players = saved[i]
+	}
+}
+
+// clearTeams leaves only the backfill ticket's players on the teams.
+func (b *build) clearTeams() {
+	for i := range b.v.teams {
+		b.v.teams[i].players = slices.DeleteFunc(b.v.teams[i].players, func(p MatchPlayer) bool {
+			return b.fixed == nil || p.Ticket != b.fixed.t
+		})
+	}
+}
+
+// swap tries replacing one member (newest first, never the anchor) with one of the unused
+// candidates, rebalancing each time, until every rule holds.
+func (b *build) swap(cands []*entry) bool {
+	unused := slices.DeleteFunc(slices.Clone(cands), func(e *entry) bool { return slices.Contains(b.members, e) })
+	if len(unused) > maxSwaps {
+		unused = unused[:maxSwaps]
+	}
+	saved, members, players := b.saveTeams(), slices.Clone(b.members), b.players
+	for i := len(members) - 1; i >= 1; i-- {
+		for _, u := range unused {
+			if players-members[i].size+u.size > b.capacity || members[i] == b.fixed {
+				continue
+			}
+			b.members = append(slices.Delete(slices.Clone(members), i, i+1), u)
+			b.players = players - members[i].size + u.size
+			if b.rebalance() && b.viable() && b.holds(false) {
+				return true
+			}
+		}
+	}
+	b.members, b.players = members, players
+	b.restoreTeams(saved)
+	return false
+}
