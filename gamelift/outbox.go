@@ -178,10 +178,16 @@ func (s *Service) OutboxAddresses(ctx context.Context) ([]string, error) {
 // removal, so an event is taken exactly once however many nodes try. It returns the events
 // taken, once their removal has committed.
 func (s *Service) TakeEvents(ctx context.Context, limit int, take func(store.Tx, Message) error) ([]Message, error) {
+	return s.takeOutbox(ctx, EventsAddress, limit, take)
+}
+
+// takeOutbox removes up to limit messages of an address, oldest first, calling take for each
+// in the transaction that removes them (TakeEvents).
+func (s *Service) takeOutbox(ctx context.Context, address string, limit int, take func(store.Tx, Message) error) ([]Message, error) {
 	var taken []Message
 	err := s.update(ctx, func(tx store.Tx) error {
 		taken = taken[:0]
-		recs, err := tx.List(kindOutbox, store.ListOptions{Parent: EventsAddress, Limit: limit})
+		recs, err := tx.List(kindOutbox, store.ListOptions{Parent: address, Limit: limit})
 		if err != nil {
 			return err
 		}

@@ -69,6 +69,8 @@ type placementDoc struct {
 	Port       int             `json:"port,omitempty"`
 	Placed     []placedSession `json:"placed,omitempty"`
 	Request    string          `json:"request"` // filterHash of the starting request
+	// Match is the ID of the FlexMatch match this placement places (matchmaking_match.go).
+	Match string `json:"match,omitempty"`
 }
 
 type playerLatency struct {
@@ -281,6 +283,11 @@ func (s *Service) endPlacement(tx store.Tx, rec *store.Record, p *placementDoc, 
 	}
 	if err := s.placementEvent(tx, p); err != nil {
 		return err
+	}
+	if p.Match != "" {
+		if err := s.matchPlacementEnded(tx, p); err != nil {
+			return err
+		}
 	}
 	return putDoc(tx, rec, p)
 }

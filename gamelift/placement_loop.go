@@ -76,7 +76,10 @@ func (s *Service) placementActivated(tx store.Tx, d *gameSessionDoc, now int64) 
 		p.Placed = append(p.Placed, placedSession{Player: dp.Player, Session: ps.ID})
 	}
 	d.Players += int32(len(p.Desired))
-	return s.endPlacement(tx, rec, &p, placementFulfilled)
+	if err := s.endPlacement(tx, rec, &p, placementFulfilled); err != nil || p.Match == "" {
+		return err
+	}
+	return s.autoBackfillTx(tx, d)
 }
 
 // placementSessionEnded is the hook of endSession, in its transaction: a placement whose game

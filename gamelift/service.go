@@ -125,6 +125,7 @@ func (s *Service) Handlers() *api.Handlers {
 	s.placementHandlers(h)
 	s.ruleSetHandlers(h)
 	s.matchConfigHandlers(h)
+	s.ticketHandlers(h)
 	return h
 }
 

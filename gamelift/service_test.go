@@ -148,7 +148,11 @@ func TestHandlersSetsEveryImplementedOperation(t *testing.T) {
 		"StartFleetActions", "StopFleetActions", "DescribeEC2InstanceLimits", "DescribeInstances", "GetInstanceAccess",
 		"CreateFleetLocations", "DeleteFleetLocations", "DescribeFleetLocationCapacity", "DescribeFleetLocationUtilization",
 		"CreateGameSessionQueue", "DescribeGameSessionQueues", "UpdateGameSessionQueue", "DeleteGameSessionQueue",
-		"StartGameSessionPlacement", "DescribeGameSessionPlacement", "StopGameSessionPlacement"}
+		"StartGameSessionPlacement", "DescribeGameSessionPlacement", "StopGameSessionPlacement",
+		"CreateMatchmakingRuleSet", "DescribeMatchmakingRuleSets", "DeleteMatchmakingRuleSet", "ValidateMatchmakingRuleSet",
+		"CreateMatchmakingConfiguration", "DescribeMatchmakingConfigurations", "UpdateMatchmakingConfiguration",
+		"DeleteMatchmakingConfiguration", "StartMatchmaking", "DescribeMatchmaking", "StopMatchmaking", "AcceptMatch",
+		"StartMatchBackfill"}
 	v := reflect.ValueOf(h).Elem()
 	set := 0
 	for i := 0; i < v.NumField(); i++ {
@@ -173,6 +177,8 @@ func TestDomainImports(t *testing.T) {
 	allowed := map[string]bool{
 		"github.com/hoist-gg/hoist/gamelift":              true,
 		"github.com/hoist-gg/hoist/gamelift/sessionquery": true,
+		"github.com/hoist-gg/hoist/gamelift/flexmatch":    true,
+		"github.com/google/btree":                         true,
 		"github.com/hoist-gg/hoist/store":                 true,
 		"github.com/hoist-gg/hoist/internal/clock":        true,
 		"github.com/google/uuid":                          true,
