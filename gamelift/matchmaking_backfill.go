@@ -43,6 +43,8 @@ const (
 // is, why it changed, and the backfill ticket concerned.
 type GameSessionUpdate struct {
 	GameSession      GameSessionStart
+	FleetID          string
+	Location         string
 	Reason           string
 	BackfillTicketID string
 }
@@ -179,7 +181,7 @@ func (md *matchDoc) newPlayers(held []heldTicket) []string {
 
 // pushSessionUpdate records the UpdateGameSession push to a game session's process.
 func (s *Service) pushSessionUpdate(tx store.Tx, d *gameSessionDoc, reason, ticket string) error {
-	body := GameSessionUpdate{GameSession: d.start(), Reason: reason, BackfillTicketID: ticket}
+	body := GameSessionUpdate{GameSession: d.start(), FleetID: d.FleetID, Location: d.Location, Reason: reason, BackfillTicketID: ticket}
 	return s.enqueue(tx, ProcessAddress(d.FleetID, d.ProcessID), MessageUpdateGameSession, body, 0)
 }
 
@@ -365,4 +367,46 @@ func apiAttrs(attrs map[string]matchedAttr) map[string]api.AttributeValue {
 		out[name] = v
 	}
 	return out
+}
+
+// ProcessStartBackfill is the Server SDK's StartMatchBackfill: a process asks for players
+// for the game session it hosts.
+func (s *Service) ProcessStartBackfill(ctx context.Context, ref ProcessRef, in *api.StartMatchBackfillInput) (*api.MatchmakingTicket, error) {
+	if err := s.hostsSession(ctx, ref, api.Deref(in.GameSessionArn)); err != nil {
+		return nil, err
+	}
+	out, err := s.StartMatchBackfill(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	return out.MatchmakingTicket, nil
+}
+
+// ProcessStopBackfill is the Server SDK's StopMatchBackfill: a process cancels the backfill
+// ticket of the game session it hosts.
+func (s *Service) ProcessStopBackfill(ctx context.Context, ref ProcessRef, session, ticket string) error {
+	if err := s.hostsSession(ctx, ref, session); err != nil {
+		return err
+	}
+	var t ticketDoc
+	if err := s.read(ctx, kindMatchTicket, ticket, &t, ticketNotFound(ticket)); err != nil {
+		return err
+	}
+	if !t.Backfill || t.Session != session {
+		return api.Errorf(api.InvalidRequestException, "Ticket %s is not a backfill ticket of game session %s.", ticket, session)
+	}
+	_, err := s.StopMatchmaking(ctx, &api.StopMatchmakingInput{TicketId: api.String(ticket)})
+	return err
+}
+
+// hostsSession checks that a process hosts a game session.
+func (s *Service) hostsSession(ctx context.Context, ref ProcessRef, arn string) error {
+	d, err := s.readSession(ctx, arn)
+	if err != nil {
+		return err
+	}
+	if d.FleetID != ref.FleetID || d.ProcessID != ref.ProcessID {
+		return api.Errorf(api.InvalidRequestException, "Game session %s is not hosted by this process.", arn)
+	}
+	return nil
 }

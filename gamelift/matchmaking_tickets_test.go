@@ -45,7 +45,6 @@ func newTicketWorld(t *testing.T, rules string, change func(*api.CreateMatchmaki
 	return w
 }
 
-
 // ticket starts a one-player ticket.
 func (w *ticketWorld) ticket(t *testing.T, id, player string, skill float64, mode string, lat map[string]int32) *api.MatchmakingTicket {
 	t.Helper()
@@ -101,7 +100,7 @@ func TestMatchmakingStandaloneMatch(t *testing.T) {
 	if got := w.status(t, "t1"); got != "t1:SEARCHING" {
 		t.Fatalf("after a step: %s", got)
 	}
-	w.ticket(t, "t2", "bob", 300, "ctf", nil) // too far in skill
+	w.ticket(t, "t2", "bob", 300, "ctf", nil)  // too far in skill
 	w.ticket(t, "t3", "carol", 120, "dm", nil) // another mode
 	w.ticket(t, "t4", "dave", 130, "ctf", nil)
 	if got := w.status(t, "t1", "t2", "t3", "t4"); got != "t1:COMPLETED t2:SEARCHING t3:SEARCHING t4:COMPLETED" {
@@ -200,7 +199,6 @@ func TestMatchmakingTimeoutStopAndDuplicates(t *testing.T) {
 	wantCode(t, second(w.f.h.StartMatchmaking(w.f.ctx, &api.StartMatchmakingInput{TicketId: api.String("t3"), ConfigurationName: api.String("cfg"),
 		Players: []api.Player{mmPlayer("zed", 1, "ctf", nil)}})), api.InvalidRequestException) // a used ticket ID
 }
-
 
 func TestStartMatchmakingChecksPlayers(t *testing.T) {
 	w := newTicketWorld(t, duelRules(false), nil)

@@ -231,6 +231,12 @@ func pushMessage(m gamelift.Message) (message.Message, error) {
 			GameSessionData: gs.GameSessionData, MatchmakerData: gs.MatchmakerData, IPAddress: gs.IPAddress,
 			DNSName: gs.DNSName, Port: gs.Port, MaximumPlayerSessionCount: gs.MaximumPlayerSessionCount,
 			GameProperties: gs.GameProperties}, nil
+	case gamelift.MessageUpdateGameSession:
+		var u gamelift.GameSessionUpdate
+		if err := json.Unmarshal(m.Body, &u); err != nil {
+			return nil, err
+		}
+		return updateMessage(u), nil
 	case gamelift.MessageTerminateProcess:
 		var t gamelift.ProcessTermination
 		if err := json.Unmarshal(m.Body, &t); err != nil {
@@ -239,6 +245,16 @@ func pushMessage(m gamelift.Message) (message.Message, error) {
 		return message.TerminateProcess{TerminationTime: t.Time.UnixMilli()}, nil
 	}
 	return nil, fmt.Errorf("unknown outbox message type %q", m.Type)
+}
+
+// updateMessage is the UpdateGameSession push of a game session change.
+func updateMessage(u gamelift.GameSessionUpdate) message.UpdateGameSession {
+	gs := u.GameSession
+	return message.UpdateGameSession{UpdateReason: u.Reason, BackfillTicketID: u.BackfillTicketID,
+		GameSession: message.GameSession{GameSessionID: gs.GameSessionID, Name: gs.Name, FleetID: u.FleetID,
+			GameSessionData: gs.GameSessionData, MatchmakerData: gs.MatchmakerData, DNSName: gs.DNSName,
+			IPAddress: gs.IPAddress, MaximumPlayerSessionCount: gs.MaximumPlayerSessionCount, Port: gs.Port,
+			GameProperties: gs.GameProperties, Location: u.Location}}
 }
 
 // agentMessage translates an outbox message for an agent into its websocket push.

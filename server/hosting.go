@@ -226,15 +226,42 @@ func millis(t *api.Timestamp) int64 {
 	return t.UnixMilli()
 }
 
-// errNoMatchmaking answers the backfill actions: FlexMatch is not implemented yet.
-var errNoMatchmaking = &sdkws.Error{Status: http.StatusBadRequest, Message: "Hoist does not implement FlexMatch backfill yet"}
-
-// StartMatchBackfill is refused until FlexMatch exists.
-func (b *hostingBackend) StartMatchBackfill(context.Context, sdkws.ProcessRef, message.StartMatchBackfill) (message.StartMatchBackfillResult, error) {
-	return message.StartMatchBackfillResult{}, errNoMatchmaking
+// StartMatchBackfill files a backfill ticket for the process's game session.
+func (b *hostingBackend) StartMatchBackfill(ctx context.Context, ref sdkws.ProcessRef, req message.StartMatchBackfill) (message.StartMatchBackfillResult, error) {
+	in := &api.StartMatchBackfillInput{ConfigurationName: api.String(req.MatchmakingConfigurationArn),
+		GameSessionArn: api.String(req.GameSessionArn)}
+	if req.TicketID != "" {
+		in.TicketId = api.String(req.TicketID)
+	}
+	for _, p := range req.Players {
+		in.Players = append(in.Players, backfillPlayer(p))
+	}
+	t, err := b.svc.ProcessStartBackfill(ctx, domainRef(ref), in)
+	if err != nil {
+		return message.StartMatchBackfillResult{}, wsError(err)
+	}
+	return message.StartMatchBackfillResult{TicketID: api.Deref(t.TicketId)}, nil
 }
 
-// StopMatchBackfill is refused until FlexMatch exists.
-func (b *hostingBackend) StopMatchBackfill(context.Context, sdkws.ProcessRef, message.StopMatchBackfill) error {
-	return errNoMatchmaking
+// backfillPlayer converts a Server SDK backfill player.
+func backfillPlayer(p message.Player) api.Player {
+	out := api.Player{PlayerId: api.String(p.PlayerID), PlayerAttributes: map[string]api.AttributeValue{}}
+	if p.Team != "" {
+		out.Team = api.String(p.Team)
+	}
+	for name, v := range p.PlayerAttributes {
+		out.PlayerAttributes[name] = api.AttributeValue{S: v.S, N: v.N, SL: v.SL, SDM: v.SDM}
+	}
+	if len(p.LatencyInMs) > 0 {
+		out.LatencyInMs = map[string]int32{}
+		for r, ms := range p.LatencyInMs {
+			out.LatencyInMs[r] = int32(ms)
+		}
+	}
+	return out
+}
+
+// StopMatchBackfill cancels the backfill ticket of the process's game session.
+func (b *hostingBackend) StopMatchBackfill(ctx context.Context, ref sdkws.ProcessRef, req message.StopMatchBackfill) error {
+	return wsError(b.svc.ProcessStopBackfill(ctx, domainRef(ref), req.GameSessionArn, req.TicketID))
 }

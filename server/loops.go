@@ -9,6 +9,7 @@ import (
 	"github.com/hoist-gg/hoist/api"
 	"github.com/hoist-gg/hoist/gamelift"
 	"github.com/hoist-gg/hoist/internal/clock"
+	"github.com/hoist-gg/hoist/store"
 )
 
 // processMonitorInterval is how often the server-process monitor looks for due transitions
@@ -30,7 +31,8 @@ func (s *Server) startLoops(svc *gamelift.Service) {
 	s.fleetIQ = gamelift.NewFleetIQLoop(svc)
 	s.fleetIQ.Logger = s.log
 	s.monitor, s.sessions, s.instances = svc.ProcessMonitor(), svc.SessionMonitor(), svc.InstanceMonitor()
-	s.outbox, s.placer = svc.OutboxMonitor(), svc.PlacementLoop()
+	s.outbox, s.placer, s.matchmaker = svc.OutboxMonitor(), svc.PlacementLoop(), svc.MatchmakingLoop()
+	s.wakeMatchmaker(ctx)
 	run := func(loop func(ctx context.Context)) {
 		wg.Add(1)
 		go func() {
@@ -56,6 +58,7 @@ func (s *Server) leaderLoops(ctx context.Context) {
 	var wg sync.WaitGroup
 	for _, loop := range []func(){
 		func() { s.placer.Run(ctx, placementInterval, s.logError("placement step")) },
+		func() { s.matchmaker.Run(ctx, matchmakingInterval, s.logError("matchmaking step")) },
 		func() {
 			s.outbox.Run(ctx, outboxMonitorInterval, s.delivery.logExpired, s.logError("outbox monitor step"))
 		},
@@ -98,8 +101,26 @@ func (s *Server) StepLoops(ctx context.Context) error {
 	expired, err := s.outbox.Step(ctx)
 	s.delivery.logExpired(expired)
 	return errors.Join(s.monitor.Step(ctx), s.sessions.Step(ctx), s.fleetIQ.Step(ctx),
-		s.instances.Step(ctx), s.host.Step(ctx), s.placer.Step(ctx), err)
+		s.instances.Step(ctx), s.host.Step(ctx), s.placer.Step(ctx), s.matchmaker.Step(ctx), err)
 }
+
+// wakeMatchmaker wakes the matchmaker whenever its inbox gets a note, on whichever node
+// wrote it (a node that does not lead ignores the wake-up).
+func (s *Server) wakeMatchmaker(ctx context.Context) {
+	w, ok := s.store.(store.Watcher)
+	if !ok {
+		return
+	}
+	w.Watch(ctx, func(a store.Announcement) {
+		if a.Missed || a.Parent == gamelift.MatchmakerAddress {
+			s.matchmaker.Wake()
+		}
+	})
+}
+
+// matchmakingInterval is how often the matchmaker steps without being woken: for timeouts
+// and expansions (new tickets wake it at once).
+const matchmakingInterval = 100 * time.Millisecond
 
 // placementInterval is how often pending game session placements are tried again (a
 // placement that can be placed at once is placed by StartGameSessionPlacement itself).

@@ -115,6 +115,9 @@ type Server struct {
 	delivery *delivery
 	outbox   *gamelift.OutboxMonitor
 	placer   *gamelift.PlacementLoop
+	// matchmaker is the FlexMatch matchmaker; it runs on the leader and is woken by the
+	// store's announcements of its inbox.
+	matchmaker *gamelift.MatchmakingLoop
 	fleetIQ  *gamelift.FleetIQLoop
 	monitor  *gamelift.ProcessMonitor
 	sessions *gamelift.SessionMonitor
