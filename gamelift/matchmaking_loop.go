@@ -55,6 +55,8 @@ type MatchmakingLoop struct {
 	accepting map[string]int64
 	// estimates are each configuration's recent time to match, in seconds.
 	estimates map[string]float64
+	// purged is when ended tickets were last purged (Unix ms).
+	purged int64
 }
 
 // pool is one configuration's tickets.
@@ -115,8 +117,45 @@ func (l *MatchmakingLoop) Step(ctx context.Context) error {
 		l.loaded = true
 	}
 	errs := []error{l.intake(ctx), l.expire(ctx), l.expireAcceptances(ctx)}
-	errs = append(errs, l.match(ctx))
+	errs = append(errs, l.match(ctx), l.purge(ctx))
 	return errors.Join(errs...)
+}
+
+// ticketPurgeInterval is how often ended tickets past the retention period are deleted.
+const ticketPurgeInterval = time.Minute
+
+// purge deletes, once a ticketPurgeInterval, the tickets that ended more than the game
+// session retention period ago.
+func (l *MatchmakingLoop) purge(ctx context.Context) error {
+	now := l.s.nowMillis()
+	if now-l.purged < ticketPurgeInterval.Milliseconds() {
+		return nil
+	}
+	l.purged = now
+	cutoff := now - l.s.sessions.retention.Milliseconds()
+	for {
+		n := 0
+		err := l.s.update(ctx, func(tx store.Tx) error {
+			n = 0
+			recs, err := tx.List(kindMatchEnded, store.ListOptions{Limit: purgeBatch})
+			for _, r := range recs {
+				var e deadlineDoc
+				if err := unmarshal(r.Data, &e); err != nil || e.At >= cutoff {
+					return err
+				}
+				for _, kind := range []string{kindMatchTicket, kindMatchEnded} {
+					if err := deleteIfThere(tx, kind, r.ID); err != nil {
+						return err
+					}
+				}
+				n++
+			}
+			return err
+		})
+		if err != nil || n < purgeBatch {
+			return err
+		}
+	}
 }
 
 // load rebuilds the pools from the work list and the acceptance deadlines from the matches.

@@ -30,10 +30,13 @@ import (
 //     list, from which it rebuilds its pools after a restart or a leader change.
 //   - mmplayer: ID = a player ID with an active ticket, naming the ticket.
 //   - mmmatch: ID = a match ID, for a match waiting for acceptance or placement.
+//   - mmended: ID = the ticket ID of an ended ticket, with its end time: the purge's list
+//     (ended tickets are kept for the game session retention period).
 const (
 	kindMatchWait   = "mmwait"
 	kindMatchPlayer = "mmplayer"
 	kindMatch       = "mmmatch"
+	kindMatchEnded  = "mmended"
 )
 
 // Ticket statuses, as stored and on the wire.
@@ -378,10 +381,13 @@ func reasonCode(status, reason string) string {
 	return reason
 }
 
-// releaseTicket drops an ended ticket's work item and player claims and tells the matchmaker
-// to forget it.
+// releaseTicket drops an ended ticket's work item and player claims, lists it for the
+// purge and tells the matchmaker to forget it.
 func (s *Service) releaseTicket(tx store.Tx, t *ticketDoc) error {
 	if err := deleteIfThere(tx, kindMatchWait, t.ID); err != nil {
+		return err
+	}
+	if err := insertDoc(tx, kindMatchEnded, t.ID, &deadlineDoc{At: t.End}); err != nil {
 		return err
 	}
 	for _, p := range t.Players {

@@ -198,6 +198,15 @@ func TestMatchmakingTimeoutStopAndDuplicates(t *testing.T) {
 	wantCode(t, second(w.f.h.DescribeMatchmaking(w.f.ctx, &api.DescribeMatchmakingInput{TicketIds: strings.Fields("a b c d e f g h i j k")})), api.InvalidRequestException)
 	wantCode(t, second(w.f.h.StartMatchmaking(w.f.ctx, &api.StartMatchmakingInput{TicketId: api.String("t3"), ConfigurationName: api.String("cfg"),
 		Players: []api.Player{mmPlayer("zed", 1, "ctf", nil)}})), api.InvalidRequestException) // a used ticket ID
+	// Ended tickets are kept for the retention period, then purged.
+	w.f.clock.Advance(DefaultSessionRetention - time.Hour)
+	if got := w.status(t, "t1", "t2", "t3"); got != "t1:CANCELLED t2:CANCELLED t3:TIMED_OUT" {
+		t.Fatalf("before the retention period ends: %s", got)
+	}
+	w.f.clock.Advance(2 * time.Hour)
+	if got := w.status(t, "t1", "t2", "t3"); got != "" {
+		t.Fatalf("after the retention period: %s", got)
+	}
 }
 
 func TestStartMatchmakingChecksPlayers(t *testing.T) {
