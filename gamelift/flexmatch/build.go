@@ -26,13 +26,22 @@ type build struct {
 // while the rules that can be checked on a partial match hold; the result, full or at least
 // at every team's minimum, must then pass every rule, after the teams are rebalanced or a
 // ticket swapped out if need be.
+//
+// With the "oldest" expansion age selection the match is formed under the expansions of the
+// oldest ticket among the anchor and its candidates, and checked again under those of the
+// oldest ticket it actually holds.
 func (m *Matcher) tryAnchor(a *entry, now time.Time) *Match {
 	age := now.Sub(a.t.Start)
+	cands := m.candidates(a, m.newBuild(age), now, age)
+	if m.rs.Algorithm.ExpansionAgeSelection == AgeOldest {
+		for _, c := range cands {
+			age = max(age, now.Sub(c.t.Start))
+		}
+	}
 	b := m.newBuild(age)
 	if !b.seed(a) {
 		return nil
 	}
-	cands := m.candidates(a, b, now, age)
 	for _, c := range cands {
 		if b.players >= b.capacity {
 			break
@@ -42,7 +51,23 @@ func (m *Matcher) tryAnchor(a *entry, now time.Time) *Match {
 	if !b.complete(cands) {
 		return nil
 	}
-	return b.match(now)
+	mt := b.match(now)
+	if m.rs.stageAt(mt.ExpansionAge) != m.rs.stageAt(age) && !b.holdsAt(mt.ExpansionAge) {
+		return nil
+	}
+	return mt
+}
+
+// holdsAt checks the build's teams against the rules and team sizes in force at age.
+func (b *build) holdsAt(age time.Duration) bool {
+	teams, rules := b.m.rs.At(age)
+	for i := range b.v.teams {
+		if n, d := len(b.v.teams[i].players), teams[b.v.teams[i].def]; n < d.MinPlayers || n > d.MaxPlayers {
+			return false
+		}
+	}
+	b.teams, b.rules = teams, rules
+	return b.holds(false)
 }
 
 // newBuild starts an empty build with the teams and rules in force at age.

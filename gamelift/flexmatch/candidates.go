@@ -19,10 +19,7 @@ func (m *Matcher) candidates(a *entry, b *build, now time.Time, age time.Duratio
 	if m.rs.Algorithm.ExpansionAgeSelection != AgeOldest {
 		minAge = m.rs.stages[m.rs.stageAt(age)].from
 	}
-	bound := math.Inf(1)
-	if i := m.plan.batchRule; i >= 0 && b.rules[i].MaxDistance != nil {
-		bound = *b.rules[i].MaxDistance
-	}
+	bound := m.scanBound(b)
 	ok := func(e *entry) bool {
 		return e != a && now.Sub(e.t.Start) >= minAge
 	}
@@ -32,6 +29,31 @@ func (m *Matcher) candidates(a *entry, b *build, now time.Time, age time.Duratio
 		return m.scanOrdered(ok, limit)
 	}
 	return m.scanNear(a.key, bound, ok, limit)
+}
+
+// scanBound is how far from the anchor's key a candidate may be: the maxDistance of a
+// batchDistance rule on the key, in force for the build or (with the "oldest" selection,
+// where an older candidate may relax it) in any stage.
+func (m *Matcher) scanBound(b *build) float64 {
+	i := m.plan.batchRule
+	if i < 0 {
+		return math.Inf(1)
+	}
+	rules := [][]Rule{b.rules}
+	if m.rs.Algorithm.ExpansionAgeSelection == AgeOldest {
+		rules = rules[:0]
+		for _, st := range m.rs.stages {
+			rules = append(rules, st.rules)
+		}
+	}
+	bound := 0.0
+	for _, rs := range rules {
+		if rs[i].MaxDistance == nil {
+			return math.Inf(1)
+		}
+		bound = max(bound, *rs[i].MaxDistance)
+	}
+	return bound
 }
 
 // scanOrdered takes the first limit eligible tickets in pool order (descending for a

@@ -36,9 +36,24 @@ func (v *view) evalRule(r *Rule, rules []Rule) bool {
 func (v *view) measure(r *Rule) []val {
 	var out []val
 	for _, e := range r.Measurements {
-		out = leaves(v.eval(e, r.PartyAggregation), out)
+		out = leaves(v.eval(e, partyAgg(e, r.PartyAggregation)), out)
 	}
 	return out
+}
+
+// noAggregation makes a selector give every player's own value.
+const noAggregation = "none"
+
+// partyAgg is the party aggregation an expression is evaluated with: the rule's for
+// player-level values (a selector, possibly flattened), none for values a function computed
+// from the players (the function sees every player's own value).
+func partyAgg(e *Expr, agg string) string {
+	for ; e != nil; e = e.Arg {
+		if e.Func != "" && e.Func != "flatten" {
+			return noAggregation
+		}
+	}
+	return agg
 }
 
 // reference evaluates a rule's reference value into its scalar leaves.
@@ -48,7 +63,7 @@ func (v *view) reference(r *Rule) []val {
 	case ref == nil:
 		return nil
 	case ref.Expr != nil:
-		return leaves(v.eval(ref.Expr, r.PartyAggregation), nil)
+		return leaves(v.eval(ref.Expr, partyAgg(ref.Expr, r.PartyAggregation)), nil)
 	case ref.Num != nil:
 		return []val{num(*ref.Num)}
 	case ref.Str != nil:
@@ -159,7 +174,7 @@ func within(x float64, min, max *float64) bool {
 func (v *view) collection(r *Rule) bool {
 	var lists [][]string
 	for _, e := range r.Measurements {
-		lists = stringLists(v.eval(e, r.PartyAggregation), lists)
+		lists = stringLists(v.eval(e, partyAgg(e, r.PartyAggregation)), lists)
 	}
 	if len(lists) == 0 {
 		return true
@@ -186,12 +201,12 @@ func (v *view) referenceStrings(r *Rule) []string {
 	switch {
 	case ref == nil:
 		return nil
-	case ref.List != nil:
-		return ref.List
 	case ref.Str != nil:
 		return []string{*ref.Str}
+	case ref.Expr == nil:
+		return ref.List
 	case ref.Expr != nil:
-		val := v.eval(ref.Expr, r.PartyAggregation)
+		val := v.eval(ref.Expr, partyAgg(ref.Expr, r.PartyAggregation))
 		var out []string
 		for _, l := range stringLists(val, nil) {
 			out = append(out, l...)

@@ -99,11 +99,13 @@ func (t *viewTeam) values(e *Expr, agg string) val {
 		}
 		party := t.players[i:j]
 		var pv val
-		if e.Attribute != "" {
+		if e.Attribute != "" && agg != noAggregation {
 			pv = partyValue(party, e.Attribute, agg)
 		}
 		for _, p := range party {
 			switch {
+			case e.Attribute != "" && (pv.kind == vStr || agg == noAggregation):
+				out = append(out, attrVal(p.Player.Attributes[e.Attribute])) // strings do not combine
 			case e.Attribute != "":
 				out = append(out, pv)
 			default:
