@@ -118,9 +118,9 @@ type Server struct {
 	// matchmaker is the FlexMatch matchmaker; it runs on the leader and is woken by the
 	// store's announcements of its inbox.
 	matchmaker *gamelift.MatchmakingLoop
-	fleetIQ  *gamelift.FleetIQLoop
-	monitor  *gamelift.ProcessMonitor
-	sessions *gamelift.SessionMonitor
+	fleetIQ    *gamelift.FleetIQLoop
+	monitor    *gamelift.ProcessMonitor
+	sessions   *gamelift.SessionMonitor
 	// host runs the managed fleets' local instances; instances is their control-plane loop.
 	host      *hostd.Host
 	instances *gamelift.InstanceMonitor
