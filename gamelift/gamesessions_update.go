@@ -236,5 +236,8 @@ func (s *Service) endSession(tx store.Tx, rec *store.Record, d *gameSessionDoc, 
 	if err := s.placementSessionEnded(tx, d); err != nil {
 		return err
 	}
+	if err := s.matchedSessionEnded(tx, d); err != nil {
+		return err
+	}
 	return putDoc(tx, rec, d)
 }

@@ -133,14 +133,14 @@ func (s *Service) cancelBackfill(tx store.Tx, id string) error {
 func (s *Service) joinBackfillTx(tx store.Tx, cfg *matchConfigDoc, held []heldTicket, md *matchDoc) error {
 	rec, d, err := s.getSession(tx, md.Session)
 	if errors.Is(err, errNoRecord) || hasErrorCode(err, api.NotFoundException) {
-		return s.failMatchTx(tx, cfg, held, md, "The game session to backfill no longer exists.")
+		return s.dropBackfillMatch(tx, cfg, held, md, "The game session to backfill no longer exists.")
 	}
 	if err != nil {
 		return err
 	}
 	newcomers := md.newPlayers(held)
 	if !d.live() || int(d.Players)+len(newcomers) > int(d.Max) {
-		return s.failMatchTx(tx, cfg, held, md, "The game session to backfill has ended or has no room for the matched players.")
+		return s.dropBackfillMatch(tx, cfg, held, md, "The game session to backfill has ended or has no room for the matched players.")
 	}
 	conn := &ticketConn{ARN: d.ARN, IP: d.IP, DNS: d.DNS, Port: d.Port}
 	now := s.nowMillis()
@@ -163,6 +163,25 @@ func (s *Service) joinBackfillTx(tx store.Tx, cfg *matchConfigDoc, held []heldTi
 		return err
 	}
 	return s.completeMatchTx(tx, cfg, held, md, conn)
+}
+
+// dropBackfillMatch ends a backfill match whose game session cannot take its players: the
+// backfill ticket FAILS, the new players' tickets go back to searching.
+func (s *Service) dropBackfillMatch(tx store.Tx, cfg *matchConfigDoc, held []heldTicket, md *matchDoc, message string) error {
+	if err := deleteIfThere(tx, kindMatch, md.ID); err != nil {
+		return err
+	}
+	var others []heldTicket
+	for _, h := range held {
+		if !h.t.Backfill {
+			others = append(others, h)
+			continue
+		}
+		if err := s.endTicket(tx, h.rec, h.t, ticketFailed, "", message, true); err != nil {
+			return err
+		}
+	}
+	return s.requeueTx(tx, cfg, others, "", true)
 }
 
 // newPlayers lists the players of a backfill match's new tickets.
@@ -219,13 +238,14 @@ func (s *Service) matchedSessionTx(tx store.Tx, cfg *matchConfigDoc, held []held
 	return insertDoc(tx, kindMatchSession, key, ms)
 }
 
-// autoBackfillTx is the hook of a matched game session's activation, in its transaction: a
-// configuration with BackfillMode AUTOMATIC files a backfill ticket when the session has
-// open slots, and MatchmakerData names it.
-func (s *Service) autoBackfillTx(tx store.Tx, d *gameSessionDoc) error {
+// autoBackfillTx is the hook of a matched game session's activation and of a player leaving
+// it, in their transaction: a configuration with BackfillMode AUTOMATIC files a backfill
+// ticket for the players still in the session when it has open slots and no active backfill
+// ticket, and MatchmakerData names it.
+func (s *Service) autoBackfillTx(tx store.Tx, d *gameSessionDoc, leaving string) error {
 	var ms matchSessionDoc
 	rec, err := getDoc(tx, kindMatchSession, d.Key, &ms, func() error { return errNoRecord })
-	if err != nil || d.Players >= d.Max || ms.Backfill != "" {
+	if err != nil || d.Players >= d.Max || d.Status != gsActive || s.activeTicket(tx, ms.Backfill) {
 		return ignoreNoRecord(err)
 	}
 	_, cfg, err := s.matchConfigTx(tx, ms.Config)
@@ -236,7 +256,10 @@ func (s *Service) autoBackfillTx(tx store.Tx, d *gameSessionDoc) error {
 	if err != nil {
 		return err
 	}
-	players := data.players(d.Location, ms.Latency)
+	players, err := s.presentPlayers(tx, d, data.players(d.Location, ms.Latency), leaving)
+	if err != nil || len(players) == 0 {
+		return err
+	}
 	t, err := s.startTicketTx(tx, s.newID(), cfg.Name, players, true, d.ARN)
 	if err != nil {
 		return err
@@ -409,4 +432,55 @@ func (s *Service) hostsSession(ctx context.Context, ref ProcessRef, arn string) 
 		return api.Errorf(api.InvalidRequestException, "Game session %s is not hosted by this process.", arn)
 	}
 	return nil
+}
+
+// activeTicket reports whether a ticket exists and has not ended.
+func (s *Service) activeTicket(tx store.Tx, id string) bool {
+	if id == "" {
+		return false
+	}
+	var t ticketDoc
+	_, err := getDoc(tx, kindMatchTicket, id, &t, func() error { return errNoRecord })
+	return err == nil && t.active()
+}
+
+// presentPlayers keeps the players that still have a RESERVED or ACTIVE player session in
+// the game session (MatchmakerData is not updated when players leave), but for leaving, whose
+// session is ending in this transaction.
+func (s *Service) presentPlayers(tx store.Tx, d *gameSessionDoc, players []api.Player, leaving string) ([]api.Player, error) {
+	present := map[string]bool{}
+	err := eachChild(tx, kindPlayerSession, d.Key, func(_ *store.Record, ps *playerSessionDoc) error {
+		if (ps.Status == psReserved || ps.Status == psActive) && ps.PlayerID != leaving {
+			present[ps.PlayerID] = true
+		}
+		return nil
+	})
+	out := players[:0]
+	for _, p := range players {
+		if present[api.Deref(p.PlayerId)] {
+			out = append(out, p)
+		}
+	}
+	return out, err
+}
+
+// playerLeftTx is the hook of a player session ending in a matched game session: automatic
+// backfill looks for a replacement. The leaving player's session may still be stored as it
+// was, so it is left out by name.
+func (s *Service) playerLeftTx(tx store.Tx, d *gameSessionDoc, player string) error {
+	if d.Matchmaker == "" {
+		return nil
+	}
+	return s.autoBackfillTx(tx, d, player)
+}
+
+// matchedSessionEnded is the hook of a game session ending, in its transaction: its backfill
+// ticket is cancelled.
+func (s *Service) matchedSessionEnded(tx store.Tx, d *gameSessionDoc) error {
+	var ms matchSessionDoc
+	_, err := getDoc(tx, kindMatchSession, d.Key, &ms, func() error { return errNoRecord })
+	if err != nil {
+		return ignoreNoRecord(err)
+	}
+	return s.cancelBackfill(tx, ms.Backfill)
 }

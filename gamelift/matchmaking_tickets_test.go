@@ -379,4 +379,46 @@ func TestAutomaticBackfill(t *testing.T) {
 	if got := w.status(t, *md.AutoTicket, "t3"); got != *md.AutoTicket+":COMPLETED t3:COMPLETED" {
 		t.Fatalf("automatic backfill: %s", got)
 	}
+	// Bob leaves: a new automatic backfill ticket holds the players still in the game.
+	bob := w.describeTicket(t, "t2").GameSessionConnectionInfo.MatchedPlayerSessions[0].PlayerSessionId
+	must(t, w.f.svc.RemovePlayerSession(w.f.ctx, st[0].Ref, st[0].GS.GameSessionID, *bob))
+	gs = ok(w.f.h.DescribeGameSessions(w.f.ctx, &api.DescribeGameSessionsInput{GameSessionId: api.String(st[0].GS.GameSessionID)}))(t).GameSessions[0]
+	must(t, json.Unmarshal([]byte(*gs.MatchmakerData), &md))
+	next := w.describeTicket(t, *md.AutoTicket)
+	var names []string
+	for _, p := range next.Players {
+		names = append(names, *p.PlayerId)
+	}
+	if *next.Status != api.MatchmakingConfigurationStatusQueued || strings.Join(names, " ") != "alice carol" {
+		t.Fatalf("after bob left: ticket %s %s with %v", *next.TicketId, *next.Status, names)
+	}
+	// The game session ends: its backfill ticket is cancelled.
+	ok(w.f.h.TerminateGameSession(w.f.ctx, &api.TerminateGameSessionInput{GameSessionId: gs.GameSessionId,
+		TerminationMode: ptr(api.TerminationModeForceTerminate)}))(t)
+	if got := w.status(t, *md.AutoTicket); got != *md.AutoTicket+":CANCELLED" {
+		t.Fatalf("after the game session ended: %s", got)
+	}
+}
+
+func TestBackfillOfAnEndedSessionRequeuesTheNewPlayers(t *testing.T) {
+	w := queuedWorld(t, duelRules(true), nil)
+	w.ticket(t, "t1", "alice", 100, "ctf", map[string]int32{"custom-a": 20})
+	w.ticket(t, "t2", "bob", 100, "ctf", map[string]int32{"custom-a": 20})
+	w.status(t, "t1")
+	st := w.n.started()
+	must(t, w.f.svc.ActivateGameSession(w.f.ctx, st[0].Ref, st[0].GS.GameSessionID))
+	w.status(t, "t1")
+	players := []api.Player{mmPlayer("alice", 100, "ctf", map[string]int32{"custom-a": 20}), mmPlayer("bob", 100, "ctf", map[string]int32{"custom-a": 20})}
+	players[0].Team, players[1].Team = api.String("red"), api.String("blue")
+	bf := ok(w.f.h.StartMatchBackfill(w.f.ctx, &api.StartMatchBackfillInput{ConfigurationName: api.String("cfg"),
+		GameSessionArn: api.String(st[0].GS.GameSessionID), Players: players}))(t).MatchmakingTicket
+	w.status(t, *bf.TicketId)
+	// The session fills up behind matchmaking's back, so the backfill match cannot join it.
+	for i := range 2 {
+		ok(w.f.h.CreatePlayerSession(w.f.ctx, &api.CreatePlayerSessionInput{GameSessionId: api.String(st[0].GS.GameSessionID), PlayerId: api.String(fmt.Sprint("walk-in-", i))}))(t)
+	}
+	w.ticket(t, "t3", "carol", 100, "ctf", map[string]int32{"custom-a": 20})
+	if got := w.status(t, *bf.TicketId, "t3"); got != *bf.TicketId+":FAILED t3:SEARCHING" {
+		t.Fatalf("backfill into a full session: %s", got)
+	}
 }

@@ -79,7 +79,7 @@ func (s *Service) placementActivated(tx store.Tx, d *gameSessionDoc, now int64) 
 	if err := s.endPlacement(tx, rec, &p, placementFulfilled); err != nil || p.Match == "" {
 		return err
 	}
-	return s.autoBackfillTx(tx, d)
+	return s.autoBackfillTx(tx, d, "")
 }
 
 // placementSessionEnded is the hook of endSession, in its transaction: a placement whose game

@@ -175,7 +175,10 @@ func (s *Service) RemovePlayerSession(ctx context.Context, ref ProcessRef, gameS
 		}
 		ps.Status, ps.Ended = psCompleted, s.nowMillis()
 		gs.Players = max(gs.Players-1, 0)
-		return true, deleteIfThere(tx, kindReservation, ps.ID)
+		if err := deleteIfThere(tx, kindReservation, ps.ID); err != nil {
+			return false, err
+		}
+		return true, s.playerLeftTx(tx, gs, ps.PlayerID)
 	})
 }
 
@@ -261,6 +264,9 @@ func (s *Service) timeOutPlayer(ctx context.Context, id string, now int64) error
 			return ignoreMissing(err)
 		}
 		gs.Players = max(gs.Players-1, 0)
+		if err := s.playerLeftTx(tx, &gs, ps.PlayerID); err != nil {
+			return err
+		}
 		return putDoc(tx, rec, &gs)
 	})
 	return ignoreUnchanged(err)
