@@ -132,8 +132,9 @@ func (l *mmLab) accept(ticket, player string, typ types.AcceptanceType) {
 // TestFlexMatchWithRealProcesses drives FlexMatch with the Go SDK against a server whose
 // loops are only woken (the clock is fake and nothing steps them until the timeout part):
 // a match accepted by its players becomes a game session on a real server SDK process with
-// MatchmakerData and player sessions; the process backfills it through the server SDK; a
-// rejection sends the other ticket back to searching; the request timeout ends it.
+// MatchmakerData and player sessions; the process backfills it through the server SDK; the
+// acceptance timeout cancels a match nobody answered; a rejection sends the other ticket back
+// to searching; the request timeout ends it.
 func TestFlexMatchWithRealProcesses(t *testing.T) {
 	l := newMMLab(t)
 	ctx := context.Background()
@@ -193,6 +194,17 @@ func TestFlexMatchWithRealProcesses(t *testing.T) {
 	if u := <-l.proc.updates; u.UpdateReason != "BACKFILL_CANCELLED" || u.BackfillTicketID != again {
 		t.Fatalf("UpdateGameSession after StopMatchBackfill %+v", u)
 	}
+
+	// Nobody answers: the acceptance timeout cancels both tickets.
+	l.start("t-frank", "frank", 1000)
+	l.start("t-gina", "gina", 1000)
+	l.await("t-gina", types.MatchmakingConfigurationStatusRequiresAcceptance)
+	l.clk.Advance(11 * time.Second)
+	if err := l.srv.StepLoops(ctx); err != nil {
+		t.Fatal(err)
+	}
+	l.await("t-frank", types.MatchmakingConfigurationStatusCancelled)
+	l.await("t-gina", types.MatchmakingConfigurationStatusCancelled)
 
 	// A rejection: dave's ticket is cancelled, erin's searches again, then times out.
 	l.start("t-dave", "dave", 1000)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -301,5 +302,22 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestBackfillPriority(t *testing.T) {
+	for _, c := range []struct{ priority, want string }{{"high", "bf"}, {"low", "n1"}} {
+		body := strings.Replace(squadBody, `"backfillPriority": "high"`, `"backfillPriority": "`+c.priority+`"`, 1)
+		m := NewMatcher(mustParse(t, body), Options{})
+		// The backfill ticket is the newest: only a high priority puts it first.
+		must(t, m.Add(player("n1", 100, nil, t0)))
+		must(t, m.Add(player("n2", 100, nil, t0)))
+		must(t, m.Add(&Ticket{ID: "bf", Start: t0.Add(time.Second), Backfill: true,
+			Players: []Player{{ID: "in1", Team: "red", Attributes: skill(100)}, {ID: "in2", Team: "blue", Attributes: skill(100)}}}))
+		got := m.Step(t0.Add(time.Second))
+		if len(got) != 1 || got[0].Tickets[0].ID != c.want {
+			t.Errorf("backfillPriority %s: %d matches, first anchored on %v", c.priority, len(got), ids(got[0]))
+		}
+		checkAll(t, []byte(body), got)
 	}
 }
