@@ -27,6 +27,7 @@ Usage:
   hoist server [flags]   run the control plane (hoist server -h for flags)
   hoist agent [flags]    run on a game host: register a compute, run its server processes (hoist agent -h)
   hoist bench [flags]    drive load against an operation, beside a bare HTTP baseline
+  hoist matchsim [flags] simulate and benchmark FlexMatch matchmaking on a virtual clock
   hoist help             this text
 `
 
@@ -53,6 +54,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return agent.Main(ctx, args[1:], stderr)
 	case "bench":
 		return bench.Main(ctx, args[1:], stdout)
+	case "matchsim":
+		return runMatchsim(ctx, args[1:], stdout)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
