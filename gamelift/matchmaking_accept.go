@@ -1,6 +1,7 @@
 package gamelift
 
 import (
+	"cmp"
 	"context"
 	"slices"
 
@@ -111,10 +112,11 @@ func (s *Service) acceptanceTimedOut(ctx context.Context, matchID string) error 
 	})
 }
 
-// breakMatch ends a match that was not accepted. The tickets in cancel (a rejection or
-// StopMatchmaking) and, on a timeout (cancel nil), those with a player who did not accept,
-// are CANCELLED; the others go back to searching.
-func (s *Service) breakMatch(tx store.Tx, matchID string, cancel map[string]bool, _ string) error {
+// breakMatch ends a match that was not accepted. The tickets in cancel (a rejection, a
+// StopMatchmaking, a duplicate player) and, on a timeout (cancel nil), those with a player
+// who did not accept, are CANCELLED — with reason when it is given, and without an event for
+// a duplicate player, as GameLift does; the others go back to searching.
+func (s *Service) breakMatch(tx store.Tx, matchID string, cancel map[string]bool, reason string) error {
 	_, md, held, err := s.loadMatch(tx, matchID)
 	if err != nil {
 		return ignoreNoRecord(err)
@@ -123,9 +125,10 @@ func (s *Service) breakMatch(tx store.Tx, matchID string, cancel map[string]bool
 	if err != nil {
 		return err
 	}
-	outcome := acceptanceRejected
+	outcome, msg := acceptanceRejected, "A player rejected the proposed match."
 	if cancel == nil {
 		outcome, cancel = acceptanceTimedOut, md.unanswered(held)
+		msg = "A player did not accept the proposed match in time."
 	}
 	if err := s.acceptanceCompleted(tx, cfg, held, md, outcome); err != nil {
 		return err
@@ -135,15 +138,15 @@ func (s *Service) breakMatch(tx store.Tx, matchID string, cancel map[string]bool
 	}
 	var back []heldTicket
 	for _, h := range held {
-		if !cancel[h.t.ID] {
+		switch {
+		case !h.t.active():
+			continue
+		case !cancel[h.t.ID]:
 			back = append(back, h)
 			continue
 		}
-		msg := "A player rejected the proposed match."
-		if outcome == acceptanceTimedOut {
-			msg = "A player did not accept the proposed match in time."
-		}
-		if err := s.endTicket(tx, h.rec, h.t, ticketCancelled, "Cancelled", msg, true); err != nil {
+		err := s.endTicket(tx, h.rec, h.t, ticketCancelled, cmp.Or(reason, "Cancelled"), cmp.Or(reason, msg), reason != duplicateReason)
+		if err != nil {
 			return err
 		}
 	}

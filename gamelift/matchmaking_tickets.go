@@ -291,11 +291,17 @@ func (s *Service) cancelDuplicate(tx store.Tx, id string) error {
 	if err != nil || !old.active() {
 		return ignoreNoRecord(err)
 	}
-	if old.Status == ticketPlacing {
+	switch old.Status {
+	case ticketPlacing:
 		return api.Errorf(api.InvalidRequestException, "A player of this request is in ticket %s, which is being placed in a game session.", id)
+	case ticketAccepting:
+		return s.breakMatch(tx, old.Match, map[string]bool{id: true}, duplicateReason)
 	}
-	return s.endTicket(tx, rec, &old, ticketCancelled, "Cancelled due to duplicate player", "", false)
+	return s.endTicket(tx, rec, &old, ticketCancelled, duplicateReason, "", false)
 }
+
+// duplicateReason is the StatusReason of a ticket a player's newer ticket replaced.
+const duplicateReason = "Cancelled due to duplicate player"
 
 // DescribeMatchmaking answers the tickets that exist among up to 10 IDs, in the order asked.
 func (s *Service) DescribeMatchmaking(ctx context.Context, in *api.DescribeMatchmakingInput) (*api.DescribeMatchmakingOutput, error) {

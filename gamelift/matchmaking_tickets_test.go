@@ -171,6 +171,17 @@ func TestMatchmakingAcceptance(t *testing.T) {
 	if got := w.matchEvents(t); got != want {
 		t.Errorf("events %s\nwant   %s", got, want)
 	}
+	// A player of a proposed match starting a new ticket breaks the match.
+	w.ticket(t, "t6", "frank", 100, "ctf", nil)
+	if got := w.status(t, "t5", "t6"); got != "t5:REQUIRES_ACCEPTANCE t6:REQUIRES_ACCEPTANCE" {
+		t.Fatalf("proposed a third time: %s", got)
+	}
+	w.ticket(t, "t7", "frank", 100, "ctf", nil)
+	t5, t6 := w.describeTicket(t, "t5"), w.describeTicket(t, "t6")
+	if *t5.Status != api.MatchmakingConfigurationStatusSearching || *t6.Status != api.MatchmakingConfigurationStatusCancelled ||
+		api.Deref(t6.StatusReason) != "Cancelled due to duplicate player" {
+		t.Errorf("after a duplicate: t5 %s, t6 %s %v", *t5.Status, *t6.Status, t6.StatusReason)
+	}
 }
 
 func TestMatchmakingTimeoutStopAndDuplicates(t *testing.T) {
