@@ -20,6 +20,8 @@ type build struct {
 	metrics  []RuleMetric
 	// fixed is the backfill ticket, whose players keep their teams.
 	fixed *entry
+	// fast holds the incremental checks of the rules (fast.go).
+	fast []fastRule
 }
 
 // tryAnchor tries to form a match around a: its nearest candidates are added one at a time
@@ -32,7 +34,7 @@ type build struct {
 // oldest ticket it actually holds.
 func (m *Matcher) tryAnchor(a *entry, now time.Time) *Match {
 	age := now.Sub(a.t.Start)
-	cands := m.candidates(a, m.newBuild(age), now, age)
+	cands := m.candidates(a, m.newBuild(age), age)
 	if m.rs.Algorithm.ExpansionAgeSelection == AgeOldest {
 		for _, c := range cands {
 			age = max(age, now.Sub(c.t.Start))
@@ -89,6 +91,7 @@ func (m *Matcher) newBuild(age time.Duration) *build {
 	for i := range rules {
 		b.metrics[i].Rule = rules[i].Name
 	}
+	b.newFast()
 	return b
 }
 
@@ -101,6 +104,7 @@ func (b *build) seed(a *entry) bool {
 		return b.add(a)
 	}
 	b.fixed = a
+	b.fast = make([]fastRule, len(b.rules)) // none: the session's players are not checked
 	for i := range a.t.Players {
 		p := &a.t.Players[i]
 		ti := b.teamIndex(p.Team)
@@ -127,12 +131,13 @@ func (b *build) teamIndex(name string) int {
 // add tries to put ticket e on a team, the teams below their minimum first, then the one
 // with most open slots; it stays on the first team where every local rule still holds.
 func (b *build) add(e *entry) bool {
-	if b.players+e.size > b.capacity {
+	if b.players+e.size > b.capacity || !b.admits(e, false) {
 		return false
 	}
 	for _, ti := range b.teamOrder(e.size) {
 		b.place(e, ti)
 		if b.holds(true) {
+			b.admits(e, true)
 			b.members = append(b.members, e)
 			b.players += e.size
 			return true
@@ -189,7 +194,7 @@ func (b *build) unplace(ti, n int) {
 func (b *build) holds(partial bool) bool {
 	for i := range b.rules {
 		r := &b.rules[i]
-		if b.m.plan.inCompound[r.Name] || (partial && !b.m.plan.local[i]) {
+		if b.m.plan.inCompound[r.Name] || (partial && (!b.m.plan.local[i] || b.fast[i].kind != fastNone)) {
 			continue
 		}
 		if !b.v.evalRule(r, b.rules) {

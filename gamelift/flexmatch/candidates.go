@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/google/btree"
 )
 
 // maxSwaps bounds how many unused candidates swap tries per member.
@@ -13,22 +15,23 @@ const maxSwaps = 8
 // candidates lists the pool tickets an anchor's match may take, nearest first: by distance
 // from the anchor's key, by the key itself (absoluteSort), or by age (no key). With the
 // "newest" expansion age selection, a match evaluated at the anchor's expansion stage may
-// only hold tickets at least as far along, so younger tickets are left out.
-func (m *Matcher) candidates(a *entry, b *build, now time.Time, age time.Duration) []*entry {
-	var minAge time.Duration
+// only hold tickets at least as far along, so only the trees of that stage and later ones
+// are searched.
+func (m *Matcher) candidates(a *entry, b *build, age time.Duration) []*entry {
+	first := 0
 	if m.rs.Algorithm.ExpansionAgeSelection != AgeOldest {
-		minAge = m.rs.stages[m.rs.stageAt(age)].from
+		first = m.rs.stageAt(age)
 	}
-	bound := m.scanBound(b)
-	ok := func(e *entry) bool {
-		return e != a && now.Sub(e.t.Start) >= minAge
+	trees := m.trees[first:]
+	ok := func(e *entry) bool { return e != a }
+	if first > 0 || m.rs.Algorithm.ExpansionAgeSelection != AgeOldest {
+		pair := b.pairCheck(a)
+		ok = func(e *entry) bool { return e != a && pair(e) }
 	}
-	limit := m.opt.Candidates
-	switch {
-	case m.plan.keyAttr == "" || m.plan.absolute:
-		return m.scanOrdered(ok, limit)
+	if m.plan.keyAttr == "" || m.plan.absolute {
+		return m.scanOrdered(trees, ok, m.opt.Candidates)
 	}
-	return m.scanNear(a.key, bound, ok, limit)
+	return m.scanNear(trees, a.key, m.scanBound(b), ok, m.opt.Candidates)
 }
 
 // scanBound is how far from the anchor's key a candidate may be: the maxDistance of a
@@ -57,56 +60,63 @@ func (m *Matcher) scanBound(b *build) float64 {
 }
 
 // scanOrdered takes the first limit eligible tickets in pool order (descending for a
-// descending absoluteSort).
-func (m *Matcher) scanOrdered(ok func(*entry) bool, limit int) []*entry {
+// descending absoluteSort) over the given trees.
+func (m *Matcher) scanOrdered(trees []*btree.BTreeG[*entry], ok func(*entry) bool, limit int) []*entry {
 	var out []*entry
-	visit := func(e *entry) bool {
-		if ok(e) {
-			out = append(out, e)
+	for _, tr := range trees {
+		n := 0
+		visit := func(e *entry) bool {
+			if ok(e) {
+				out, n = append(out, e), n+1
+			}
+			return n < limit
 		}
-		return len(out) < limit
+		if m.plan.descending {
+			tr.Descend(visit)
+		} else {
+			tr.Ascend(visit)
+		}
 	}
-	if m.plan.descending {
-		m.index.Descend(visit)
-	} else {
-		m.index.Ascend(visit)
-	}
-	return out
+	slices.SortFunc(out, func(x, y *entry) int {
+		c := cmp.Compare(x.key, y.key)
+		if m.plan.descending {
+			c = -c
+		}
+		return cmp.Or(c, cmp.Compare(x.seq, y.seq))
+	})
+	return out[:min(len(out), limit)]
 }
 
-// scanNear takes the limit eligible tickets whose keys are nearest key, within bound.
-func (m *Matcher) scanNear(key, bound float64, ok func(*entry) bool, limit int) []*entry {
-	var up, down []*entry
+// scanNear takes the limit eligible tickets whose keys are nearest key, within bound, over
+// the given trees.
+func (m *Matcher) scanNear(trees []*btree.BTreeG[*entry], key, bound float64, ok func(*entry) bool, limit int) []*entry {
+	var out []*entry
 	pivot := &entry{key: key}
-	m.index.AscendGreaterOrEqual(pivot, func(e *entry) bool {
-		if e.key-key > bound {
-			return false
-		}
-		if ok(e) {
-			up = append(up, e)
-		}
-		return len(up) < limit
-	})
-	m.index.DescendLessOrEqual(pivot, func(e *entry) bool {
-		if key-e.key > bound {
-			return false
-		}
-		if ok(e) && e.key < key {
-			down = append(down, e)
-		}
-		return len(down) < limit
-	})
-	out := append(up, down...)
-	slices.SortStableFunc(out, func(x, y *entry) int {
-		if c := cmp.Compare(math.Abs(x.key-key), math.Abs(y.key-key)); c != 0 {
-			return c
-		}
-		return x.t.Start.Compare(y.t.Start)
-	})
-	if len(out) > limit {
-		out = out[:limit]
+	for _, tr := range trees {
+		up, down := 0, 0
+		tr.AscendGreaterOrEqual(pivot, func(e *entry) bool {
+			if e.key-key > bound {
+				return false
+			}
+			if ok(e) {
+				out, up = append(out, e), up+1
+			}
+			return up < limit
+		})
+		tr.DescendLessOrEqual(pivot, func(e *entry) bool {
+			if key-e.key > bound {
+				return false
+			}
+			if ok(e) && e.key < key {
+				out, down = append(out, e), down+1
+			}
+			return down < limit
+		})
 	}
-	return out
+	slices.SortFunc(out, func(x, y *entry) int {
+		return cmp.Or(cmp.Compare(math.Abs(x.key-key), math.Abs(y.key-key)), x.t.Start.Compare(y.t.Start), cmp.Compare(x.seq, y.seq))
+	})
+	return out[:min(len(out), limit)]
 }
 
 // rebalance reassigns the tickets to teams so that the balance attribute's totals are as

@@ -15,16 +15,18 @@ import (
 //
 // The pool is ordered by a key (the rule set's sort, batch or balance attribute, else age),
 // so that the candidates for a match are the tickets nearest the anchor, found in
-// logarithmic time. A ticket is tried as the anchor of a new match when it arrives, when the
+// logarithmic time; it is split by expansion stage, so that a match formed under a stage's
+// expansions only looks at tickets old enough for it. A ticket is tried as the anchor of a new match when it arrives, when the
 // expansions its age allows change, and (backfill tickets) whenever new tickets arrive; a
 // ticket that cannot match stays in the pool untouched, so a Step costs what its new
 // arrivals and expansion changes cost, not what the pool holds.
 type Matcher struct {
-	rs    *RuleSet
-	opt   Options
-	plan  plan
-	byID  map[string]*entry
-	index *btree.BTreeG[*entry]
+	rs   *RuleSet
+	opt  Options
+	plan plan
+	byID map[string]*entry
+	// trees hold the tickets by the expansion stage their age has reached (restage).
+	trees []*btree.BTreeG[*entry]
 	fresh []*entry
 	wake  wakeHeap
 	backs map[*entry]bool
@@ -52,6 +54,10 @@ type entry struct {
 	size   int
 	wakeAt time.Time
 	wakeIx int
+	// stage is the index of the tree holding the entry; -1 while it is in none (new, or
+	// parked: it cannot meet the rules of its stage even alone, e.g. no Region within the
+	// latency limit yet).
+	stage int
 }
 
 // NewMatcher returns an empty Matcher for rs.
@@ -60,12 +66,17 @@ func NewMatcher(rs *RuleSet, opt Options) *Matcher {
 		opt.Candidates = DefaultCandidates
 	}
 	m := &Matcher{rs: rs, opt: opt, plan: newPlan(rs), byID: map[string]*entry{}, backs: map[*entry]bool{}}
-	m.index = btree.NewG(16, func(a, b *entry) bool {
-		if a.key != b.key {
-			return a.key < b.key
-		}
-		return a.seq < b.seq
-	})
+	if len(rs.stages) == 0 {
+		rs.buildStages()
+	}
+	for range rs.stages {
+		m.trees = append(m.trees, btree.NewG(16, func(a, b *entry) bool {
+			if a.key != b.key {
+				return a.key < b.key
+			}
+			return a.seq < b.seq
+		}))
+	}
 	return m
 }
 
@@ -78,12 +89,10 @@ func (m *Matcher) Add(t *Ticket) error {
 		return ErrDuplicateTicket
 	}
 	m.seq++
-	e := &entry{t: t, seq: m.seq, size: len(t.Players), key: m.plan.key(t), wakeIx: -1}
+	e := &entry{t: t, seq: m.seq, size: len(t.Players), key: m.plan.key(t), wakeIx: -1, stage: -1}
 	m.byID[t.ID] = e
 	if t.Backfill {
 		m.backs[e] = true
-	} else {
-		m.index.ReplaceOrInsert(e)
 	}
 	m.fresh = append(m.fresh, e)
 	return nil
@@ -98,7 +107,9 @@ func (m *Matcher) Remove(id string) bool {
 	}
 	delete(m.byID, id)
 	delete(m.backs, e)
-	m.index.Delete(e)
+	if e.stage >= 0 {
+		m.trees[e.stage].Delete(e)
+	}
 	if e.wakeIx >= 0 {
 		heap.Remove(&m.wake, e.wakeIx)
 	}
@@ -130,6 +141,10 @@ func (m *Matcher) Step(now time.Time) []*Match {
 		if _, ok := m.byID[a.t.ID]; !ok {
 			continue // matched as a candidate earlier in this step
 		}
+		if a.stage < 0 && !a.t.Backfill {
+			m.scheduleWake(a, now) // parked: nothing can match it before its next stage
+			continue
+		}
 		if mt := m.tryAnchor(a, now); mt != nil {
 			m.take(mt)
 			out = append(out, mt)
@@ -155,8 +170,33 @@ func (m *Matcher) anchors(now time.Time) []*entry {
 			}
 		}
 	}
+	out = slices.DeleteFunc(out, func(e *entry) bool { return m.byID[e.t.ID] != e }) // removed since
 	slices.SortFunc(out, m.priority)
+	for _, e := range out {
+		m.restage(e, now)
+	}
 	return out
+}
+
+// restage moves a ticket to the tree of the expansion stage its age has reached, or parks
+// it outside the trees while it cannot meet that stage's rules even alone.
+func (m *Matcher) restage(e *entry, now time.Time) {
+	if e.t.Backfill {
+		return
+	}
+	st := m.rs.stageAt(now.Sub(e.t.Start))
+	if !m.plan.viable(&m.rs.stages[st], e.t) {
+		st = -1
+	}
+	if st == e.stage {
+		return
+	}
+	if e.stage >= 0 {
+		m.trees[e.stage].Delete(e)
+	}
+	if e.stage = st; st >= 0 {
+		m.trees[st].ReplaceOrInsert(e)
+	}
 }
 
 // priority orders anchors: by backfillPriority, then oldest first.
