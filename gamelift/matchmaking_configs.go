@@ -469,7 +469,10 @@ func (s *Service) UpdateMatchmakingConfiguration(ctx context.Context, in *api.Up
 			return err
 		}
 		c = doc
-		return putDoc(tx, rec, doc)
+		if err := putDoc(tx, rec, doc); err != nil {
+			return err
+		}
+		return s.tellMatchmaker(tx, configNote+doc.Name) // its pool follows a new rule set
 	})
 	if err != nil {
 		return nil, err

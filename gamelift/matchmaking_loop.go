@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hoist-gg/hoist/api"
 	"github.com/hoist-gg/hoist/gamelift/flexmatch"
 	"github.com/hoist-gg/hoist/store"
 )
@@ -28,8 +29,12 @@ const MatchmakerAddress = "matchmaker"
 // MessageTicket is an inbox note: Body is a ticketNote.
 const MessageTicket = "Ticket"
 
-// matchNote prefixes the ID of a match in a ticketNote.
-const matchNote = "match:"
+// matchNote prefixes the ID of a match in a ticketNote; configNote, the name of a
+// configuration that changed.
+const (
+	matchNote  = "match:"
+	configNote = "config:"
+)
 
 // ticketNote names a ticket (or, with matchNote, a match) whose state the matchmaker must
 // look at again.
@@ -62,6 +67,7 @@ type MatchmakingLoop struct {
 // pool is one configuration's tickets.
 type pool struct {
 	ruleSet   string // the rule set's ARN and creation time it was built for
+	rs        *flexmatch.RuleSet
 	matcher   *flexmatch.Matcher
 	deadlines deadlineHeap
 }
@@ -214,20 +220,39 @@ const intakeBatch = 256
 
 // takeIn brings the named tickets' pool membership up to date: QUEUED tickets start
 // searching (with their event), SEARCHING ones join their pool, others leave it. Match
-// notes register acceptance deadlines.
+// notes register acceptance deadlines; configuration notes rebuild a changed pool.
 func (l *MatchmakingLoop) takeIn(ctx context.Context, ids []string) error {
+	var errs []error
 	for _, id := range ids {
 		if mid, ok := strings.CutPrefix(id, matchNote); ok {
 			l.noteMatch(ctx, mid)
 			continue
 		}
-		t, err := l.s.startSearching(ctx, id, l.estimate)
-		if err != nil {
-			return err
+		if cfg, ok := strings.CutPrefix(id, configNote); ok {
+			errs = append(errs, l.noteConfig(ctx, cfg))
+			continue
 		}
-		l.place(ctx, id, t)
+		t, err := l.s.startSearching(ctx, id, l.estimate)
+		if err == nil {
+			err = l.place(ctx, id, t)
+		}
+		errs = append(errs, err)
 	}
-	return nil
+	return errors.Join(errs...)
+}
+
+// noteConfig rebuilds a configuration's pool if its settings changed (a deleted
+// configuration has no tickets left to hold).
+func (l *MatchmakingLoop) noteConfig(ctx context.Context, name string) error {
+	if l.pools[name] == nil {
+		return nil
+	}
+	_, err := l.pool(ctx, name)
+	if hasErrorCode(err, api.NotFoundException) {
+		delete(l.pools, name)
+		return nil
+	}
+	return err
 }
 
 // noteMatch registers a match waiting for acceptance.
@@ -238,25 +263,39 @@ func (l *MatchmakingLoop) noteMatch(ctx context.Context, id string) {
 	}
 }
 
-// place puts a searching ticket in its configuration's pool, or takes a ticket that is not
-// searching out of every pool.
-func (l *MatchmakingLoop) place(ctx context.Context, id string, t *ticketDoc) {
+// place puts a searching ticket in its configuration's pool (with the rule set's defaults
+// filled in), or takes a ticket that is not searching out of every pool. A ticket its
+// configuration's rule set no longer accepts (the configuration now names another rule set)
+// FAILS.
+func (l *MatchmakingLoop) place(ctx context.Context, id string, t *ticketDoc) error {
 	if t == nil || t.Status != ticketSearching {
 		for _, p := range l.pools {
 			p.matcher.Remove(id)
 		}
-		return
+		return nil
 	}
 	p, err := l.pool(ctx, t.Config)
-	if err != nil || p.matcher.Has(id) {
-		return
+	var apiErr *api.Error
+	if errors.As(err, &apiErr) {
+		return l.s.failSearching(ctx, id, "The ticket's matchmaking configuration cannot be used: "+apiErr.Message)
 	}
-	if p.matcher.Add(t.flex()) == nil {
+	if err != nil || p.matcher.Has(id) {
+		return err
+	}
+	ft := t.flex()
+	for i := range ft.Players {
+		if err := p.rs.Prepare(&ft.Players[i]); err != nil {
+			return l.s.failSearching(ctx, id, "The configuration's rule set does not accept the ticket: "+err.Error()+".")
+		}
+	}
+	if p.matcher.Add(ft) == nil {
 		heap.Push(&p.deadlines, ticketDeadline{id: id, at: t.Deadline})
 	}
+	return nil
 }
 
-// pool returns a configuration's pool, (re)building it when its rule set changed.
+// pool returns a configuration's pool, (re)building it when its rule set or
+// AdditionalPlayerCount changed; the old pool's tickets move to the new one.
 func (l *MatchmakingLoop) pool(ctx context.Context, config string) (*pool, error) {
 	var cfg *matchConfigDoc
 	var rsDoc *ruleSetDoc
@@ -273,12 +312,42 @@ func (l *MatchmakingLoop) pool(ctx context.Context, config string) (*pool, error
 		return nil, err
 	}
 	key := rsDoc.ARN + "@" + strconv.FormatInt(rsDoc.Created, 10) + "+" + strconv.Itoa(int(cfg.AdditionalPlayers))
-	if p := l.pools[config]; p != nil && p.ruleSet == key {
-		return p, nil
+	old := l.pools[config]
+	if old != nil && old.ruleSet == key {
+		return old, nil
 	}
-	p := &pool{ruleSet: key, matcher: flexmatch.NewMatcher(rs, flexmatch.Options{AdditionalPlayers: int(cfg.AdditionalPlayers)})}
+	p := &pool{ruleSet: key, rs: rs, matcher: flexmatch.NewMatcher(rs, flexmatch.Options{AdditionalPlayers: int(cfg.AdditionalPlayers)})}
 	l.pools[config] = p
+	if old != nil {
+		return p, l.move(ctx, old)
+	}
 	return p, nil
+}
+
+// move puts the tickets of a replaced pool into the new one, as they are in the store.
+func (l *MatchmakingLoop) move(ctx context.Context, old *pool) error {
+	var errs []error
+	for _, ft := range old.matcher.Tickets() {
+		var t ticketDoc
+		if err := l.s.read(ctx, kindMatchTicket, ft.ID, &t, func() error { return errNoRecord }); err != nil {
+			errs = append(errs, ignoreNoRecord(err))
+			continue
+		}
+		errs = append(errs, l.place(ctx, t.ID, &t))
+	}
+	return errors.Join(errs...)
+}
+
+// failSearching ends a QUEUED or SEARCHING ticket FAILED, with its event.
+func (s *Service) failSearching(ctx context.Context, id, message string) error {
+	return s.update(ctx, func(tx store.Tx) error {
+		var t ticketDoc
+		rec, err := getDoc(tx, kindMatchTicket, id, &t, func() error { return errNoRecord })
+		if err != nil || (t.Status != ticketSearching && t.Status != ticketQueued) {
+			return ignoreNoRecord(err)
+		}
+		return s.endTicket(tx, rec, &t, ticketFailed, "", message, true)
+	})
 }
 
 // estimate is a configuration's current wait estimate in seconds (0: none yet).
@@ -410,7 +479,7 @@ func (l *MatchmakingLoop) requeue(ctx context.Context, fm *flexmatch.Match) {
 	for _, ft := range fm.Tickets {
 		var t ticketDoc
 		if l.s.read(ctx, kindMatchTicket, ft.ID, &t, func() error { return errNoRecord }) == nil {
-			l.place(ctx, t.ID, &t)
+			_ = l.place(ctx, t.ID, &t) // an error leaves it for the next rebuild of the pools
 		}
 	}
 }

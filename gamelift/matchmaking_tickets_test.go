@@ -433,3 +433,43 @@ func TestBackfillOfAnEndedSessionRequeuesTheNewPlayers(t *testing.T) {
 		t.Fatalf("backfill into a full session: %s", got)
 	}
 }
+
+func TestMatchmakingFollowsTheConfigurationsRuleSet(t *testing.T) {
+	w := newTicketWorld(t, duelRules(false), nil)
+	w.ticket(t, "t1", "alice", 100, "dm", nil)
+	w.ticket(t, "t2", "bob", 300, "dm", nil) // too far in skill for CloseSkill
+	if got := w.status(t, "t1", "t2"); got != "t1:SEARCHING t2:SEARCHING" {
+		t.Fatalf("under duel: %s", got)
+	}
+	loose := `{"ruleLanguageVersion": "1.0",
+	  "playerAttributes": [{"name": "skill", "type": "number", "default": 10}, {"name": "mode", "type": "string", "default": "ctf"}],
+	  "teams": [{"name": "red", "minPlayers": 1, "maxPlayers": 1}, {"name": "blue", "minPlayers": 1, "maxPlayers": 1}],
+	  "rules": [{"name": "SameMode", "type": "comparison", "measurements": ["flatten(teams[*].players.attributes[mode])"], "operation": "="}]}`
+	w.useRuleSet(t, "loose", loose)
+	if got := w.status(t, "t1", "t2"); got != "t1:COMPLETED t2:COMPLETED" {
+		t.Fatalf("the searching tickets moved to the new rule set: %s", got)
+	}
+	// A player without mode has the rule set's default, ctf.
+	ok(w.f.h.StartMatchmaking(w.f.ctx, &api.StartMatchmakingInput{TicketId: api.String("t3"), ConfigurationName: api.String("cfg"),
+		Players: []api.Player{{PlayerId: api.String("dave")}}}))(t)
+	w.ticket(t, "t4", "frank", 100, "dm", nil)
+	if got := w.status(t, "t3", "t4"); got != "t3:SEARCHING t4:SEARCHING" {
+		t.Fatalf("ctf by default against dm: %s", got)
+	}
+	w.ticket(t, "t5", "erin", 100, "ctf", nil)
+	if got := w.status(t, "t3", "t4", "t5"); got != "t3:COMPLETED t4:SEARCHING t5:COMPLETED" {
+		t.Fatalf("ctf by default against ctf: %s", got)
+	}
+	// A rule set that requires what frank's ticket lacks fails the ticket.
+	w.useRuleSet(t, "strict", strings.Replace(loose, `{"name": "skill", "type": "number", "default": 10}`, `{"name": "rank", "type": "number"}`, 1))
+	if got := w.status(t, "t4"); got != "t4:FAILED" {
+		t.Fatalf("under a rule set frank's ticket does not meet: %s", got)
+	}
+}
+
+// useRuleSet creates a rule set and points the configuration at it.
+func (w *ticketWorld) useRuleSet(t *testing.T, name, body string) {
+	t.Helper()
+	ok(w.f.h.CreateMatchmakingRuleSet(w.f.ctx, &api.CreateMatchmakingRuleSetInput{Name: api.String(name), RuleSetBody: api.String(body)}))(t)
+	ok(w.f.h.UpdateMatchmakingConfiguration(w.f.ctx, &api.UpdateMatchmakingConfigurationInput{Name: api.String("cfg"), RuleSetName: api.String(name)}))(t)
+}

@@ -119,6 +119,15 @@ func (m *Matcher) Remove(id string) bool {
 // Len is the number of tickets in the pool.
 func (m *Matcher) Len() int { return len(m.byID) }
 
+// Tickets returns the tickets in the pool, in no particular order.
+func (m *Matcher) Tickets() []*Ticket {
+	out := make([]*Ticket, 0, len(m.byID))
+	for _, e := range m.byID {
+		out = append(out, e.t)
+	}
+	return out
+}
+
 // Has reports whether a ticket is in the pool.
 func (m *Matcher) Has(id string) bool { _, ok := m.byID[id]; return ok }
 
