@@ -52,23 +52,13 @@ type GameSessionUpdate struct {
 // StartMatchBackfill files a backfill ticket for a game session FlexMatch created (or, with
 // no game session, for a STANDALONE configuration's match).
 func (s *Service) StartMatchBackfill(ctx context.Context, in *api.StartMatchBackfillInput) (*api.StartMatchBackfillOutput, error) {
-	if len(in.Players) == 0 || len(in.Players) > maxBackfillers {
-		return nil, api.Errorf(api.InvalidRequestException, "A backfill request takes 1 to %d players, not %d.", maxBackfillers, len(in.Players))
-	}
-	id := api.Deref(in.TicketId)
-	if id == "" {
-		id = s.newID()
-	}
-	var t *ticketDoc
-	err := s.update(ctx, func(tx store.Tx) error {
-		var err error
-		t, err = s.startBackfillTx(tx, id, api.Deref(in.ConfigurationName), api.Deref(in.GameSessionArn), in.Players)
-		return err
+	t, err := s.fileTicket(ctx, "A backfill request", len(in.Players), maxBackfillers, in.TicketId, func(tx store.Tx, id string) (*ticketDoc, error) {
+		return s.startBackfillTx(tx, id, api.Deref(in.ConfigurationName), api.Deref(in.GameSessionArn), in.Players)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &api.StartMatchBackfillOutput{MatchmakingTicket: s.apiTicket(t)}, nil
+	return &api.StartMatchBackfillOutput{MatchmakingTicket: t}, nil
 }
 
 // startBackfillTx checks the game session and files the ticket, cancelling the session's

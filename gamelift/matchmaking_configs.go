@@ -391,24 +391,14 @@ func (s *Service) DescribeMatchmakingConfigurations(ctx context.Context, in *api
 	if len(in.Names) > 0 {
 		return s.describeNamedMatchConfigs(ctx, in, ruleSet, keep)
 	}
-	hash := filterHash("DescribeMatchmakingConfigurations", ruleSet)
-	cursor, err := decodeToken(in.NextToken, hash)
+	var out api.DescribeMatchmakingConfigurationsOutput
+	var err error
+	out.Configurations, out.NextToken, err = pageKind(s, ctx, kindMatchConfig, filterHash("DescribeMatchmakingConfigurations", ruleSet),
+		in.NextToken, matchmakingPageSize(in.Limit), keep, func(c *matchConfigDoc) api.MatchmakingConfiguration { return *apiMatchConfig(c) })
 	if err != nil {
 		return nil, err
 	}
-	var page scanned[matchConfigDoc]
-	err = s.view(ctx, func(tx store.Tx) error {
-		page, err = scan(tx, kindMatchConfig, cursor, matchmakingPageSize(in.Limit), keep)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	out := &api.DescribeMatchmakingConfigurationsOutput{Configurations: make([]api.MatchmakingConfiguration, len(page.Items)), NextToken: next(page, hash)}
-	for i, c := range page.Items {
-		out.Configurations[i] = *apiMatchConfig(c)
-	}
-	return out, nil
+	return &out, nil
 }
 
 // describeNamedMatchConfigs pages through the named configurations that exist and that keep

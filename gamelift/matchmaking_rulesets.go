@@ -208,58 +208,25 @@ func (s *Service) CreateMatchmakingRuleSet(ctx context.Context, in *api.CreateMa
 // DescribeMatchmakingRuleSets lists rule sets in creation order, or the named ones (names or
 // ARNs) in the order given; a name that names no rule set is NotFoundException.
 func (s *Service) DescribeMatchmakingRuleSets(ctx context.Context, in *api.DescribeMatchmakingRuleSetsInput) (*api.DescribeMatchmakingRuleSetsOutput, error) {
+	var out api.DescribeMatchmakingRuleSetsOutput
+	var err error
 	if len(in.Names) > 0 {
-		return s.describeNamedRuleSets(ctx, in)
+		out.RuleSets, out.NextToken, err = pageNames(s, ctx, in.Names, filterHash("DescribeMatchmakingRuleSets", in.Names...),
+			in.NextToken, matchmakingPageSize(in.Limit), func(tx store.Tx, name string) (api.MatchmakingRuleSet, error) {
+				_, r, err := s.readRuleSetTx(tx, name)
+				if err != nil {
+					return api.MatchmakingRuleSet{}, err
+				}
+				return *apiRuleSet(r), nil
+			})
+	} else {
+		out.RuleSets, out.NextToken, err = pageKind(s, ctx, kindRuleSet, filterHash("DescribeMatchmakingRuleSets"), in.NextToken,
+			matchmakingPageSize(in.Limit), func(*ruleSetDoc) bool { return true }, func(r *ruleSetDoc) api.MatchmakingRuleSet { return *apiRuleSet(r) })
 	}
-	hash := filterHash("DescribeMatchmakingRuleSets")
-	cursor, err := decodeToken(in.NextToken, hash)
 	if err != nil {
 		return nil, err
 	}
-	var page scanned[ruleSetDoc]
-	err = s.view(ctx, func(tx store.Tx) error {
-		page, err = scan(tx, kindRuleSet, cursor, matchmakingPageSize(in.Limit), func(*ruleSetDoc) bool { return true })
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	out := &api.DescribeMatchmakingRuleSetsOutput{RuleSets: make([]api.MatchmakingRuleSet, len(page.Items)), NextToken: next(page, hash)}
-	for i, r := range page.Items {
-		out.RuleSets[i] = *apiRuleSet(r)
-	}
-	return out, nil
-}
-
-// describeNamedRuleSets pages through the named rule sets; the token's cursor is an index
-// into the names.
-func (s *Service) describeNamedRuleSets(ctx context.Context, in *api.DescribeMatchmakingRuleSetsInput) (*api.DescribeMatchmakingRuleSetsOutput, error) {
-	hash := filterHash("DescribeMatchmakingRuleSets", in.Names...)
-	cursor, err := decodeToken(in.NextToken, hash)
-	if err != nil {
-		return nil, err
-	}
-	from := int(max(cursor, 0))
-	to := min(len(in.Names), from+matchmakingPageSize(in.Limit))
-	out := &api.DescribeMatchmakingRuleSetsOutput{RuleSets: []api.MatchmakingRuleSet{}}
-	err = s.view(ctx, func(tx store.Tx) error {
-		out.RuleSets = out.RuleSets[:0]
-		for _, name := range in.Names[min(from, to):to] {
-			_, r, err := s.readRuleSetTx(tx, name)
-			if err != nil {
-				return err
-			}
-			out.RuleSets = append(out.RuleSets, *apiRuleSet(r))
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if to < len(in.Names) {
-		out.NextToken = encodeToken(int64(to), hash)
-	}
-	return out, nil
+	return &out, nil
 }
 
 // DeleteMatchmakingRuleSet deletes a rule set that no matchmaking configuration uses.

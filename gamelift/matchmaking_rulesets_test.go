@@ -35,23 +35,7 @@ func (f *fixture) createRuleSet(t *testing.T, name string) *api.MatchmakingRuleS
 // mmSnapshot is snapshot with the matchmaking kinds added.
 func (f *fixture) mmSnapshot(t *testing.T) string {
 	t.Helper()
-	var b strings.Builder
-	err := f.store.View(f.ctx, func(tx store.Tx) error {
-		for _, kind := range []string{kindRuleSet, kindMatchConfig, kindMatchTicket} {
-			recs, err := tx.List(kind, store.ListOptions{})
-			if err != nil {
-				return err
-			}
-			for _, r := range recs {
-				fmt.Fprintf(&b, "%s/%s v%d %s\n", r.Kind, r.ID, r.Version, r.Data)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b.String() + f.snapshot(t)
+	return f.snapshotOf(t, kindRuleSet, kindMatchConfig, kindMatchTicket) + f.snapshot(t)
 }
 
 // mmUnchanged runs op, which must fail with code, and checks that no record changed,

@@ -122,23 +122,36 @@ func ticketNotFound(id string) func() error {
 // active ticket is taken out of it: that ticket is CANCELLED ("Cancelled due to duplicate
 // player"), without an event, as in GameLift.
 func (s *Service) StartMatchmaking(ctx context.Context, in *api.StartMatchmakingInput) (*api.StartMatchmakingOutput, error) {
-	if len(in.Players) == 0 || len(in.Players) > maxTicketPlayers {
-		return nil, api.Errorf(api.InvalidRequestException, "A matchmaking request takes 1 to %d players, not %d.", maxTicketPlayers, len(in.Players))
+	t, err := s.fileTicket(ctx, "A matchmaking request", len(in.Players), maxTicketPlayers, in.TicketId, func(tx store.Tx, id string) (*ticketDoc, error) {
+		return s.startTicketTx(tx, id, api.Deref(in.ConfigurationName), in.Players, false, "")
+	})
+	if err != nil {
+		return nil, err
 	}
-	id := api.Deref(in.TicketId)
+	return &api.StartMatchmakingOutput{MatchmakingTicket: t}, nil
+}
+
+// fileTicket checks a request's number of players, takes its ticket ID or makes one, and
+// runs start in a transaction (each run of it from the request).
+func (s *Service) fileTicket(ctx context.Context, what string, players, most int, ticketID *string,
+	start func(store.Tx, string) (*ticketDoc, error)) (*api.MatchmakingTicket, error) {
+	if players == 0 || players > most {
+		return nil, api.Errorf(api.InvalidRequestException, "%s takes 1 to %d players, not %d.", what, most, players)
+	}
+	id := api.Deref(ticketID)
 	if id == "" {
 		id = s.newID()
 	}
 	var t *ticketDoc
 	err := s.update(ctx, func(tx store.Tx) error {
 		var err error
-		t, err = s.startTicketTx(tx, id, api.Deref(in.ConfigurationName), in.Players, false, "")
+		t, err = start(tx, id)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &api.StartMatchmakingOutput{MatchmakingTicket: s.apiTicket(t)}, nil
+	return s.apiTicket(t), nil
 }
 
 // startTicketTx checks a new ticket against its configuration and rule set and files it.

@@ -331,12 +331,7 @@ func (w *ticketWorld) queueARN(t *testing.T) string {
 
 func TestMatchBackfillFillsTheGameSession(t *testing.T) {
 	w := queuedWorld(t, duelRules(true), nil)
-	w.ticket(t, "t1", "alice", 100, "ctf", map[string]int32{"custom-a": 20})
-	w.ticket(t, "t2", "bob", 100, "ctf", map[string]int32{"custom-a": 20})
-	w.status(t, "t1")
-	st := w.n.started()
-	must(t, w.f.svc.ActivateGameSession(w.f.ctx, st[0].Ref, st[0].GS.GameSessionID))
-	w.status(t, "t1")
+	st := w.activeMatch(t)
 	arn := st[0].GS.GameSessionID
 	var md matchmakerDataDoc
 	gs := ok(w.f.h.DescribeGameSessions(w.f.ctx, &api.DescribeGameSessionsInput{GameSessionId: api.String(arn)}))(t).GameSessions[0]
@@ -413,12 +408,7 @@ func TestAutomaticBackfill(t *testing.T) {
 
 func TestBackfillOfAnEndedSessionRequeuesTheNewPlayers(t *testing.T) {
 	w := queuedWorld(t, duelRules(true), nil)
-	w.ticket(t, "t1", "alice", 100, "ctf", map[string]int32{"custom-a": 20})
-	w.ticket(t, "t2", "bob", 100, "ctf", map[string]int32{"custom-a": 20})
-	w.status(t, "t1")
-	st := w.n.started()
-	must(t, w.f.svc.ActivateGameSession(w.f.ctx, st[0].Ref, st[0].GS.GameSessionID))
-	w.status(t, "t1")
+	st := w.activeMatch(t)
 	players := []api.Player{mmPlayer("alice", 100, "ctf", map[string]int32{"custom-a": 20}), mmPlayer("bob", 100, "ctf", map[string]int32{"custom-a": 20})}
 	players[0].Team, players[1].Team = api.String("red"), api.String("blue")
 	bf := ok(w.f.h.StartMatchBackfill(w.f.ctx, &api.StartMatchBackfillInput{ConfigurationName: api.String("cfg"),
@@ -472,4 +462,20 @@ func (w *ticketWorld) useRuleSet(t *testing.T, name, body string) {
 	t.Helper()
 	ok(w.f.h.CreateMatchmakingRuleSet(w.f.ctx, &api.CreateMatchmakingRuleSetInput{Name: api.String(name), RuleSetBody: api.String(body)}))(t)
 	ok(w.f.h.UpdateMatchmakingConfiguration(w.f.ctx, &api.UpdateMatchmakingConfigurationInput{Name: api.String("cfg"), RuleSetName: api.String(name)}))(t)
+}
+
+// activeMatch matches alice and bob (tickets t1 and t2) into a game session its process
+// activates, and returns the CreateGameSession push.
+func (w *ticketWorld) activeMatch(t *testing.T) []startPush {
+	t.Helper()
+	w.ticket(t, "t1", "alice", 100, "ctf", map[string]int32{"custom-a": 20})
+	w.ticket(t, "t2", "bob", 100, "ctf", map[string]int32{"custom-a": 20})
+	w.status(t, "t1")
+	st := w.n.started()
+	if len(st) != 1 {
+		t.Fatalf("%d games started for one match", len(st))
+	}
+	must(t, w.f.svc.ActivateGameSession(w.f.ctx, st[0].Ref, st[0].GS.GameSessionID))
+	w.status(t, "t1")
+	return st
 }

@@ -1,6 +1,7 @@
 package gamelift
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -120,4 +121,59 @@ func next[T any](page scanned[T], hash string) *string {
 		return nil
 	}
 	return encodeToken(page.Last, hash)
+}
+
+// pageKind pages through the records of kind that keep accepts, in creation order, converting
+// each: the common body of the Describe operations that list everything.
+func pageKind[D, T any](s *Service, ctx context.Context, kind, hash string, token *string, limit int,
+	keep func(*D) bool, conv func(*D) T) ([]T, *string, error) {
+	cursor, err := decodeToken(token, hash)
+	if err != nil {
+		return nil, nil, err
+	}
+	var page scanned[D]
+	err = s.view(ctx, func(tx store.Tx) error {
+		page, err = scan(tx, kind, cursor, limit, keep)
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([]T, len(page.Items))
+	for i, d := range page.Items {
+		out[i] = conv(d)
+	}
+	return out, next(page, hash), nil
+}
+
+// pageNames pages through names in the order given, reading each (a name that names nothing
+// fails the call, as read says); the token's cursor is an index into the names.
+func pageNames[T any](s *Service, ctx context.Context, names []string, hash string, token *string, limit int,
+	read func(store.Tx, string) (T, error)) ([]T, *string, error) {
+	cursor, err := decodeToken(token, hash)
+	if err != nil {
+		return nil, nil, err
+	}
+	from := int(max(cursor, 0))
+	to := min(len(names), from+limit)
+	out := []T{}
+	err = s.view(ctx, func(tx store.Tx) error {
+		out = out[:0]
+		for _, name := range names[min(from, to):to] {
+			v, err := read(tx, name)
+			if err != nil {
+				return err
+			}
+			out = append(out, v)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	var tok *string
+	if to < len(names) {
+		tok = encodeToken(int64(to), hash)
+	}
+	return out, tok, nil
 }

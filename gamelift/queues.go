@@ -264,58 +264,25 @@ func isSNSTopicARN(s string) bool {
 // DescribeGameSessionQueues lists queues in creation order, or the named ones (names or ARNs)
 // in the order given; a name that names no queue is NotFoundException.
 func (s *Service) DescribeGameSessionQueues(ctx context.Context, in *api.DescribeGameSessionQueuesInput) (*api.DescribeGameSessionQueuesOutput, error) {
+	var out api.DescribeGameSessionQueuesOutput
+	var err error
 	if len(in.Names) > 0 {
-		return s.describeNamedQueues(ctx, in)
+		out.GameSessionQueues, out.NextToken, err = pageNames(s, ctx, in.Names, filterHash("DescribeGameSessionQueues", in.Names...),
+			in.NextToken, pageSize(in.Limit), func(tx store.Tx, name string) (api.GameSessionQueue, error) {
+				_, q, err := s.readQueueTx(tx, name)
+				if err != nil {
+					return api.GameSessionQueue{}, err
+				}
+				return *apiQueue(q), nil
+			})
+	} else {
+		out.GameSessionQueues, out.NextToken, err = pageKind(s, ctx, kindQueue, filterHash("DescribeGameSessionQueues"), in.NextToken,
+			pageSize(in.Limit), func(*queueDoc) bool { return true }, func(q *queueDoc) api.GameSessionQueue { return *apiQueue(q) })
 	}
-	hash := filterHash("DescribeGameSessionQueues")
-	cursor, err := decodeToken(in.NextToken, hash)
 	if err != nil {
 		return nil, err
 	}
-	var page scanned[queueDoc]
-	err = s.view(ctx, func(tx store.Tx) error {
-		page, err = scan(tx, kindQueue, cursor, pageSize(in.Limit), func(*queueDoc) bool { return true })
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	out := &api.DescribeGameSessionQueuesOutput{GameSessionQueues: make([]api.GameSessionQueue, len(page.Items)), NextToken: next(page, hash)}
-	for i, q := range page.Items {
-		out.GameSessionQueues[i] = *apiQueue(q)
-	}
-	return out, nil
-}
-
-// describeNamedQueues pages through the named queues; the token's cursor is an index into
-// the names.
-func (s *Service) describeNamedQueues(ctx context.Context, in *api.DescribeGameSessionQueuesInput) (*api.DescribeGameSessionQueuesOutput, error) {
-	hash := filterHash("DescribeGameSessionQueues", in.Names...)
-	cursor, err := decodeToken(in.NextToken, hash)
-	if err != nil {
-		return nil, err
-	}
-	from := int(max(cursor, 0))
-	to := min(len(in.Names), from+pageSize(in.Limit))
-	out := &api.DescribeGameSessionQueuesOutput{GameSessionQueues: []api.GameSessionQueue{}}
-	err = s.view(ctx, func(tx store.Tx) error {
-		out.GameSessionQueues = out.GameSessionQueues[:0]
-		for _, name := range in.Names[min(from, to):to] {
-			_, q, err := s.readQueueTx(tx, name)
-			if err != nil {
-				return err
-			}
-			out.GameSessionQueues = append(out.GameSessionQueues, *apiQueue(q))
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if to < len(in.Names) {
-		out.NextToken = encodeToken(int64(to), hash)
-	}
-	return out, nil
+	return &out, nil
 }
 
 // UpdateGameSessionQueue changes the settings given; the others keep their values.

@@ -87,10 +87,16 @@ func ok[T any](v T, err error) func(testing.TB) T {
 // operation changed nothing.
 func (f *fixture) snapshot(t *testing.T) string {
 	t.Helper()
+	return f.snapshotOf(t, kindAlias, kindBuild, kindLocation, kindFleet, kindCompute,
+		kindComputeToken, kindProcess, kindFleetEvent, kindQueue, kindPlacement, kindOutbox)
+}
+
+// snapshotOf renders every record of the given kinds.
+func (f *fixture) snapshotOf(t *testing.T, kinds ...string) string {
+	t.Helper()
 	var b bytes.Buffer
 	err := f.store.View(f.ctx, func(tx store.Tx) error {
-		for _, kind := range []string{kindAlias, kindBuild, kindLocation, kindFleet, kindCompute,
-			kindComputeToken, kindProcess, kindFleetEvent, kindQueue, kindPlacement, kindOutbox} {
+		for _, kind := range kinds {
 			recs, err := tx.List(kind, store.ListOptions{})
 			if err != nil {
 				return err
