@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -51,10 +52,11 @@ func (s *Service) tellMatchmaker(tx store.Tx, id string) error {
 // acceptances, and forms and commits matches; Run steps on the Service's clock and at every
 // Wake.
 type MatchmakingLoop struct {
-	s      *Service
-	wake   chan struct{}
-	mu     sync.Mutex
-	loaded bool
+	s    *Service
+	wake chan struct{}
+	mu   sync.Mutex
+	// loaded is when the pools were last completed from the work list (Unix ms; 0: never).
+	loaded int64
 	pools  map[string]*pool
 	// accepting holds the acceptance deadlines of matches waiting for players.
 	accepting map[string]int64
@@ -109,23 +111,27 @@ func (l *MatchmakingLoop) Run(ctx context.Context, interval time.Duration, onErr
 func (l *MatchmakingLoop) reset() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.loaded, l.pools, l.accepting = false, map[string]*pool{}, map[string]int64{}
+	l.loaded, l.pools, l.accepting = 0, map[string]*pool{}, map[string]int64{}
 }
 
 // Step makes one pass.
 func (l *MatchmakingLoop) Step(ctx context.Context) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !l.loaded {
+	if now := l.s.nowMillis(); l.loaded == 0 || now-l.loaded >= catchUpInterval.Milliseconds() {
 		if err := l.load(ctx); err != nil {
 			return err
 		}
-		l.loaded = true
+		l.loaded = now
 	}
 	errs := []error{l.intake(ctx), l.expire(ctx), l.expireAcceptances(ctx)}
 	errs = append(errs, l.match(ctx), l.purge(ctx))
 	return errors.Join(errs...)
 }
+
+// catchUpInterval is how often the matchmaker rereads its work list for tickets its pools
+// lack (a note it could not act on, a commit whose outcome it could not read).
+const catchUpInterval = 30 * time.Second
 
 // ticketPurgeInterval is how often ended tickets past the retention period are deleted.
 const ticketPurgeInterval = time.Minute
@@ -164,7 +170,8 @@ func (l *MatchmakingLoop) purge(ctx context.Context) error {
 	}
 }
 
-// load rebuilds the pools from the work list and the acceptance deadlines from the matches.
+// load rebuilds the pools from the work list (the tickets they lack) and the acceptance
+// deadlines from the matches: at the start, and every catchUpInterval.
 func (l *MatchmakingLoop) load(ctx context.Context) error {
 	var ids []string
 	err := l.s.view(ctx, func(tx store.Tx) error {
@@ -188,7 +195,17 @@ func (l *MatchmakingLoop) load(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return l.takeIn(ctx, ids)
+	return l.takeIn(ctx, slices.DeleteFunc(ids, l.pooled))
+}
+
+// pooled reports whether a ticket is in one of the pools.
+func (l *MatchmakingLoop) pooled(id string) bool {
+	for _, p := range l.pools {
+		if p.matcher.Has(id) {
+			return true
+		}
+	}
+	return false
 }
 
 // intake takes the inbox's notes.
@@ -463,9 +480,9 @@ func (l *MatchmakingLoop) match(ctx context.Context) error {
 			case err == nil:
 				l.learn(config, fm, now)
 			case errors.Is(err, errStaleMatch):
-				l.requeue(ctx, fm)
+				l.requeue(ctx, config, fm)
 			default:
-				l.requeue(ctx, fm)
+				l.requeue(ctx, config, fm)
 				errs = append(errs, err)
 			}
 		}
@@ -474,12 +491,17 @@ func (l *MatchmakingLoop) match(ctx context.Context) error {
 }
 
 // requeue rereads the tickets of a proposal that did not commit and puts those still
-// searching back into their pool.
-func (l *MatchmakingLoop) requeue(ctx context.Context, fm *flexmatch.Match) {
+// searching back into their pool; a ticket that cannot be read goes back as it was (a note
+// or the catch-up corrects it if it changed meanwhile).
+func (l *MatchmakingLoop) requeue(ctx context.Context, config string, fm *flexmatch.Match) {
 	for _, ft := range fm.Tickets {
 		var t ticketDoc
-		if l.s.read(ctx, kindMatchTicket, ft.ID, &t, func() error { return errNoRecord }) == nil {
-			_ = l.place(ctx, t.ID, &t) // an error leaves it for the next rebuild of the pools
+		err := l.s.read(ctx, kindMatchTicket, ft.ID, &t, func() error { return errNoRecord })
+		switch {
+		case err == nil:
+			_ = l.place(ctx, t.ID, &t) // an error leaves it to the catch-up
+		case !errors.Is(err, errNoRecord) && l.pools[config] != nil:
+			_ = l.pools[config].matcher.Add(ft)
 		}
 	}
 }

@@ -2,12 +2,14 @@ package gamelift
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hoist-gg/hoist/api"
+	"github.com/hoist-gg/hoist/store"
 )
 
 // duelRules is a 1v1 rule set on skill; teams of 1–2 when big is set (for backfill).
@@ -478,4 +480,24 @@ func (w *ticketWorld) activeMatch(t *testing.T) []startPush {
 	must(t, w.f.svc.ActivateGameSession(w.f.ctx, st[0].Ref, st[0].GS.GameSessionID))
 	w.status(t, "t1")
 	return st
+}
+
+func TestMatchmakerCatchesUpWithLostNotes(t *testing.T) {
+	w := newTicketWorld(t, duelRules(false), nil)
+	w.status(t) // the matchmaker's first load
+	w.ticket(t, "t1", "alice", 100, "ctf", nil)
+	must(t, w.f.store.Update(w.f.ctx, func(tx store.Tx) error { // the note is lost
+		recs, err := tx.List(kindOutbox, store.ListOptions{Parent: MatchmakerAddress})
+		for _, r := range recs {
+			err = errors.Join(err, tx.Delete(kindOutbox, r.ID))
+		}
+		return err
+	}))
+	if got := w.status(t, "t1"); got != "t1:QUEUED" {
+		t.Fatalf("without its note: %s", got)
+	}
+	w.f.clock.Advance(catchUpInterval)
+	if got := w.status(t, "t1"); got != "t1:SEARCHING" {
+		t.Fatalf("after the catch-up: %s", got)
+	}
 }
