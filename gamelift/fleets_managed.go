@@ -1,6 +1,7 @@
 package gamelift
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -45,7 +46,16 @@ type managedDoc struct {
 	InstanceRoleArn string                  `json:"roleArn,omitempty"`
 	Inbound         []api.IpPermission      `json:"inbound,omitempty"`
 	Capacity        map[string]*capacityDoc `json:"capacity"` // by location
-	StoppedActions  bool                    `json:"stoppedActions,omitempty"`
+	// Stopped lists the locations where AUTO_SCALING is stopped (StopFleetActions).
+	Stopped []string `json:"stopped,omitempty"`
+	// StoppedActions is the form of the home Region's stop before Stopped existed.
+	StoppedActions bool `json:"stoppedActions,omitempty"`
+}
+
+// scalingStopped reports whether StopFleetActions stopped AUTO_SCALING in loc (home: the
+// fleet's home Region).
+func (m *managedDoc) scalingStopped(loc, home string) bool {
+	return slices.Contains(m.Stopped, loc) || (loc == home && m.StoppedActions)
 }
 
 // capacityDoc is one location's instance counts as set by UpdateFleetCapacity.
@@ -125,7 +135,7 @@ func (s *Service) applyManaged(fa *api.FleetAttributes, f *fleetDoc, m *managedD
 	if m.OperatingSystem != "" {
 		fa.OperatingSystem = &os
 	}
-	if m.StoppedActions {
+	if m.scalingStopped(s.region, s.region) {
 		fa.StoppedActions = []api.FleetAction{api.FleetActionAutoScaling}
 	}
 }
@@ -320,19 +330,7 @@ func (s *Service) UpdateFleetCapacity(ctx context.Context, in *api.UpdateFleetCa
 		if !ok {
 			return api.Errorf(api.InvalidRequestException, "Fleet %s has no location %s.", id, loc)
 		}
-		next := *c
-		if err := applyCapacity(&next, in); err != nil {
-			return err
-		}
-		*c = next
-		if err := putDoc(tx, mrec, m); err != nil {
-			return err
-		}
-		if err := s.addEvent(tx, id, api.EventCodeFleetScalingEvent, fmt.Sprintf(
-			"Capacity of location %s set to desired %d, minimum %d, maximum %d.", loc, c.Desired, c.Min, c.Max)); err != nil {
-			return err
-		}
-		return s.reconcileFleet(tx, f, m)
+		return s.changeCapacityTx(tx, f, mrec, m, loc, requestedCapacity(*c, in), "")
 	})
 	if err != nil {
 		return nil, err
@@ -341,9 +339,30 @@ func (s *Service) UpdateFleetCapacity(ctx context.Context, in *api.UpdateFleetCa
 		Location: api.String(loc)}, nil
 }
 
-// applyCapacity applies the counts given in an UpdateFleetCapacity request and checks that
-// min <= desired <= max.
-func applyCapacity(c *capacityDoc, in *api.UpdateFleetCapacityInput) error {
+// changeCapacityTx sets, in tx, a location's desired, minimum and maximum instance counts
+// (checked as UpdateFleetCapacity checks them), records FLEET_SCALING_EVENT (why, when not
+// empty, opens its message) and starts or stops instances to match. UpdateFleetCapacity and
+// the autoscaler both change capacity through it.
+func (s *Service) changeCapacityTx(tx store.Tx, f *fleetDoc, mrec *store.Record, m *managedDoc, loc string, next capacityDoc, why string) error {
+	if err := checkCapacity(next); err != nil {
+		return err
+	}
+	*m.Capacity[loc] = next
+	if err := putDoc(tx, mrec, m); err != nil {
+		return err
+	}
+	msg := fmt.Sprintf("Capacity of location %s set to desired %d, minimum %d, maximum %d.", loc, next.Desired, next.Min, next.Max)
+	if why != "" {
+		msg = why + " " + msg
+	}
+	if err := s.addEvent(tx, f.ID, api.EventCodeFleetScalingEvent, msg); err != nil {
+		return err
+	}
+	return s.reconcileFleet(tx, f, m)
+}
+
+// requestedCapacity is c with the counts given in an UpdateFleetCapacity request.
+func requestedCapacity(c capacityDoc, in *api.UpdateFleetCapacityInput) capacityDoc {
 	if in.DesiredInstances != nil {
 		c.Desired = *in.DesiredInstances
 	}
@@ -353,6 +372,11 @@ func applyCapacity(c *capacityDoc, in *api.UpdateFleetCapacityInput) error {
 	if in.MaxSize != nil {
 		c.Max = *in.MaxSize
 	}
+	return c
+}
+
+// checkCapacity checks that min <= desired <= max <= the instance limit.
+func checkCapacity(c capacityDoc) error {
 	if c.Min > c.Max || c.Desired < c.Min || c.Desired > c.Max {
 		return api.Errorf(api.InvalidRequestException,
 			"Capacity must satisfy MinSize <= DesiredInstances <= MaxSize; got %d <= %d <= %d.", c.Min, c.Desired, c.Max)
@@ -482,37 +506,49 @@ func samePermission(a, b api.IpPermission) bool {
 		api.Deref(a.IpRange) == api.Deref(b.IpRange) && api.Deref(a.Protocol) == api.Deref(b.Protocol)
 }
 
-// StartFleetActions resumes the fleet's auto-scaling actions (recorded; Hoist has no scaling
-// policies yet).
+// StartFleetActions resumes auto-scaling (the scaling policies) in the fleet's home Region
+// or in Location; its evaluation periods start over.
 func (s *Service) StartFleetActions(ctx context.Context, in *api.StartFleetActionsInput) (*api.StartFleetActionsOutput, error) {
-	id, err := s.setFleetActions(ctx, in.FleetId, false)
+	id, err := s.setFleetActions(ctx, in.FleetId, in.Location, false)
 	if err != nil {
 		return nil, err
 	}
 	return &api.StartFleetActionsOutput{FleetId: api.String(id), FleetArn: api.String(s.arn(arnFleet, id))}, nil
 }
 
-// StopFleetActions suspends the fleet's auto-scaling actions (recorded and shown as
-// StoppedActions).
+// StopFleetActions suspends auto-scaling (the scaling policies, which stay ACTIVE) in the
+// fleet's home Region or in Location, shown as StoppedActions in FleetAttributes (home
+// Region) and LocationAttributes. UpdateFleetCapacity still works.
 func (s *Service) StopFleetActions(ctx context.Context, in *api.StopFleetActionsInput) (*api.StopFleetActionsOutput, error) {
-	id, err := s.setFleetActions(ctx, in.FleetId, true)
+	id, err := s.setFleetActions(ctx, in.FleetId, in.Location, true)
 	if err != nil {
 		return nil, err
 	}
 	return &api.StopFleetActionsOutput{FleetId: api.String(id), FleetArn: api.String(s.arn(arnFleet, id))}, nil
 }
 
-func (s *Service) setFleetActions(ctx context.Context, fleet *string, stopped bool) (string, error) {
+func (s *Service) setFleetActions(ctx context.Context, fleet, location *string, stopped bool) (string, error) {
 	id, err := s.fleetID(fleet)
 	if err != nil {
 		return "", err
 	}
+	loc := cmp.Or(api.Deref(location), s.region)
 	return id, s.update(ctx, func(tx store.Tx) error {
 		_, _, mrec, m, err := s.managedFleetTx(tx, id)
 		if err != nil {
 			return err
 		}
-		m.StoppedActions = stopped
+		if _, ok := m.Capacity[loc]; !ok {
+			return api.Errorf(api.InvalidRequestException, "Fleet %s has no location %s.", id, loc)
+		}
+		if m.StoppedActions && !slices.Contains(m.Stopped, s.region) {
+			m.Stopped = append(m.Stopped, s.region)
+		}
+		m.StoppedActions = false
+		m.Stopped = slices.DeleteFunc(m.Stopped, func(l string) bool { return l == loc })
+		if stopped {
+			m.Stopped = append(m.Stopped, loc)
+		}
 		return putDoc(tx, mrec, m)
 	})
 }

@@ -121,6 +121,7 @@ func (s *Service) Handlers() *api.Handlers {
 	s.fleetHandlers(h)
 	s.sessionHandlers(h)
 	s.managedHandlers(h)
+	s.scalingHandlers(h)
 	s.queueHandlers(h)
 	s.placementHandlers(h)
 	s.ruleSetHandlers(h)

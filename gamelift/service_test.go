@@ -158,7 +158,7 @@ func TestHandlersSetsEveryImplementedOperation(t *testing.T) {
 		"CreateMatchmakingRuleSet", "DescribeMatchmakingRuleSets", "DeleteMatchmakingRuleSet", "ValidateMatchmakingRuleSet",
 		"CreateMatchmakingConfiguration", "DescribeMatchmakingConfigurations", "UpdateMatchmakingConfiguration",
 		"DeleteMatchmakingConfiguration", "StartMatchmaking", "DescribeMatchmaking", "StopMatchmaking", "AcceptMatch",
-		"StartMatchBackfill"}
+		"StartMatchBackfill", "PutScalingPolicy", "DescribeScalingPolicies", "DeleteScalingPolicy"}
 	v := reflect.ValueOf(h).Elem()
 	set := 0
 	for i := 0; i < v.NumField(); i++ {

@@ -63,6 +63,7 @@ func (s *Server) leaderLoops(ctx context.Context) {
 			s.outbox.Run(ctx, outboxMonitorInterval, s.delivery.logExpired, s.logError("outbox monitor step"))
 		},
 		func() { s.instances.Run(ctx, instanceMonitorInterval, s.logError("instance monitor step")) },
+		func() { s.svc.Autoscaler().Run(ctx, gamelift.ScalingInterval, s.logError("autoscaler step")) },
 		func() { s.sessions.Run(ctx, sessionMonitorInterval, s.logError("session monitor step")) },
 		func() { s.fleetIQ.Run(ctx) },
 		func() { s.monitor.Run(ctx, processMonitorInterval, s.logError("process monitor step")) },
@@ -101,7 +102,7 @@ func (s *Server) StepLoops(ctx context.Context) error {
 	expired, err := s.outbox.Step(ctx)
 	s.delivery.logExpired(expired)
 	return errors.Join(s.monitor.Step(ctx), s.sessions.Step(ctx), s.fleetIQ.Step(ctx),
-		s.instances.Step(ctx), s.host.Step(ctx), s.placer.Step(ctx), s.matchmaker.Step(ctx), err)
+		s.instances.Step(ctx), s.svc.Autoscaler().Step(ctx), s.host.Step(ctx), s.placer.Step(ctx), s.matchmaker.Step(ctx), err)
 }
 
 // wakeMatchmaker wakes the matchmaker whenever its inbox gets a note, on whichever node
