@@ -22,6 +22,9 @@ type eventDoc struct {
 // written exactly when the change it reports commits.
 func (s *Service) addEvent(tx store.Tx, fleetID string, code api.EventCode, msg string) error {
 	d := &eventDoc{ID: s.newID(), Code: string(code), Message: msg, Resource: fleetID, Time: s.nowMillis()}
+	if err := s.tallyFleetEvent(tx, fleetID, d.Code); err != nil {
+		return err
+	}
 	return insertChild(tx, kindFleetEvent, d.ID, fleetID, d)
 }
 

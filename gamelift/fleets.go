@@ -137,7 +137,7 @@ func (s *Service) apiFleet(d *fleetDoc) *api.FleetAttributes {
 		ComputeType: &ct, CreationTime: stamp(d.Created),
 		NewGameSessionProtectionPolicy: (*api.ProtectionPolicy)(optional(d.Protection)),
 		CertificateConfiguration:       &api.CertificateConfiguration{CertificateType: &cert},
-		MetricGroups:                   d.MetricGroups, LogPaths: d.LogPaths,
+		MetricGroups:                   metricGroups(d.MetricGroups), LogPaths: d.LogPaths,
 		FleetType:        (*api.FleetType)(optional(d.FleetType)),
 		ServerLaunchPath: optional(d.LaunchPath), ServerLaunchParameters: optional(d.LaunchParameters),
 		PlayerGatewayMode: (*api.PlayerGatewayMode)(optional(d.PlayerGateway)),

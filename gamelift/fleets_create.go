@@ -66,7 +66,7 @@ func (s *Service) newFleet(in *api.CreateFleetInput) (*fleetDoc, error) {
 	doc := &fleetDoc{
 		ID: "fleet-" + s.newID(), Name: api.Deref(in.Name), Description: api.Deref(in.Description),
 		ComputeType: string(api.ComputeTypeAnywhere), Status: fleetActive, Locations: locs,
-		FleetType: string(api.Deref(in.FleetType)), MetricGroups: in.MetricGroups, LogPaths: in.LogPaths,
+		FleetType: string(api.Deref(in.FleetType)), MetricGroups: metricGroups(in.MetricGroups), LogPaths: in.LogPaths,
 		Protection:  string(api.ProtectionPolicyNoProtection),
 		Certificate: string(api.CertificateTypeDisabled),
 		LaunchPath:  api.Deref(in.ServerLaunchPath), LaunchParameters: api.Deref(in.ServerLaunchParameters),

@@ -211,7 +211,7 @@ func (s *Service) newManagedFleet(in *api.CreateFleetInput) (*fleetDoc, *managed
 	doc := &fleetDoc{
 		ID: "fleet-" + s.newID(), Name: api.Deref(in.Name), Description: api.Deref(in.Description),
 		ComputeType: string(api.ComputeTypeEc2), Status: fleetNew, Locations: locs, BuildID: buildID,
-		FleetType: string(api.FleetTypeOnDemand), MetricGroups: in.MetricGroups, LogPaths: in.LogPaths,
+		FleetType: string(api.FleetTypeOnDemand), MetricGroups: metricGroups(in.MetricGroups), LogPaths: in.LogPaths,
 		Protection: string(api.ProtectionPolicyNoProtection), Certificate: string(api.CertificateTypeDisabled),
 		LaunchPath: api.Deref(in.ServerLaunchPath), LaunchParameters: api.Deref(in.ServerLaunchParameters),
 		CreationLimit: creationLimitOf(in.ResourceCreationLimitPolicy), Runtime: rc,

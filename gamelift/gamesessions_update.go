@@ -189,6 +189,9 @@ func (s *Service) processEnded(tx store.Tx, p *processDoc) error {
 	if err := s.withdrawProcess(tx, p); err != nil {
 		return err
 	}
+	if err := s.tally(tx, tallyFleet, p.FleetID, func(d *tallyDoc) { d.add(tallyTerminations, 1) }); err != nil {
+		return err
+	}
 	key := processKey(p.FleetID, p.ProcessID)
 	var link keyDoc
 	_, err := getDoc(tx, kindProcessSession, key, &link, func() error { return errNoRecord })

@@ -86,5 +86,8 @@ func (s *Service) emitEvent(tx store.Tx, target, detailType, resource string, de
 	if err != nil {
 		return err
 	}
+	if err := s.tallyEvent(tx, resource, detail); err != nil {
+		return err
+	}
 	return s.enqueue(tx, EventsAddress, MessageEvent, EventNotice{Target: target, Event: data}, 0)
 }

@@ -227,6 +227,9 @@ func (s *Service) ActivateServerProcess(ctx context.Context, ref ProcessRef, a P
 			if err := s.addEvent(tx, p.FleetID, api.EventCodeGenericEvent, msg); err != nil {
 				return err
 			}
+			if err := s.tally(tx, tallyFleet, p.FleetID, func(d *tallyDoc) { d.add(tallyActivations, 1) }); err != nil {
+				return err
+			}
 			if err := s.offerProcess(tx, p); err != nil {
 				return err
 			}

@@ -16,6 +16,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/hoist-gg/hoist/api"
 )
@@ -42,6 +43,10 @@ type Config struct {
 	// are answered ServiceUnavailableException (503), which clients retry, instead of
 	// InternalServiceException. Nil: none.
 	Unavailable func(error) bool
+	// Observe, when set, is called after each request that named an operation of the table
+	// (or an Extension) with the operation, the error code answered ("" for success) and the
+	// time taken. It runs on the request's goroutine and must be cheap.
+	Observe func(op, code string, d time.Duration)
 }
 
 // operation is one row of the operation table with its handler bound.
@@ -63,6 +68,8 @@ type server struct {
 	extTargets map[string]bool
 	// unavailable is Config.Unavailable, never nil.
 	unavailable func(error) bool
+	// observe is Config.Observe.
+	observe func(op, code string, d time.Duration)
 }
 
 // New returns the API handler. Every operation of api.Operations is bound to cfg.Handlers once,
@@ -77,6 +84,7 @@ func New(cfg Config) http.Handler {
 
 		extTargets:  map[string]bool{},
 		unavailable: cfg.Unavailable,
+		observe:     cfg.Observe,
 	}
 	if s.unavailable == nil {
 		s.unavailable = func(error) bool { return false }
@@ -107,6 +115,10 @@ func RequestID(ctx context.Context) string {
 
 // ServeHTTP answers one request; see the package documentation for the routes.
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var start time.Time
+	if s.observe != nil {
+		start = time.Now()
+	}
 	id := s.ids.next()
 	w.Header()[headerRequestID] = []string{id}
 	if r.URL.Path == "/healthz" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
@@ -115,6 +127,23 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte("ok"))
 		return
 	}
+	p, op, rerr := s.serve(w, r, id)
+	if rerr != nil {
+		s.writeError(w, p, rerr)
+	}
+	if s.observe != nil && op != "" {
+		code := ""
+		if rerr != nil {
+			code = string(rerr.Code)
+		}
+		s.observe(op, code, time.Since(start))
+	}
+}
+
+// serve routes, authenticates and answers a request. It returns the protocol, the name of
+// the operation called ("" when the request named none of the table's) and the error to
+// answer, nil when an answer was written.
+func (s *server) serve(w http.ResponseWriter, r *http.Request, id string) (*protocol, string, *api.Error) {
 	p, name, rerr := route(r)
 	if rerr != nil {
 		if target := s.extensionTarget(r); target != "" {
@@ -125,34 +154,31 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			w.Header()["Allow"] = allowPost
 		}
-		s.writeError(w, p, rerr)
-		return
+		return p, "", rerr
 	}
 	body, rerr := s.readBody(r)
 	if rerr == nil && s.auth != nil {
 		rerr = s.auth(r, body)
 	}
-	if rerr != nil {
-		s.writeError(w, p, rerr)
-		return
-	}
 	op := s.ops[name]
-	if op == nil {
-		s.writeError(w, p, api.Errorf(api.UnknownOperationException, "GameLift has no operation named %q", name))
-		return
-	}
-	if !op.implemented {
+	switch {
+	case rerr != nil && op != nil:
+		return p, op.name, rerr
+	case rerr != nil:
+		return p, "", rerr
+	case op == nil:
+		return p, "", api.Errorf(api.UnknownOperationException, "GameLift has no operation named %q", name)
+	case !op.implemented:
 		// Said before decoding and validation, so that any input learns it first.
-		s.writeError(w, p, api.NotImplemented(op.name))
-		return
+		return p, op.name, api.NotImplemented(op.name)
 	}
 	ctx := context.WithValue(r.Context(), requestIDKey{}, id)
 	out, err := s.invoke(ctx, p, op, body)
 	if err != nil {
-		s.writeError(w, p, s.clientError(ctx, op.name, err))
-		return
+		return p, op.name, s.clientError(ctx, op.name, err)
 	}
 	s.writeOutput(w, p, op.name, out, id)
+	return p, op.name, nil
 }
 
 // invoke decodes and validates the input and calls the handler. A panic in the handler

@@ -63,6 +63,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Clock is the time source; default the wall clock.
 	Clock clock.Clock
+	// MetricsListen is where GET /metrics is served: empty for the API listener, a TCP
+	// address for a listener of its own, MetricsOff for nowhere (docs/metrics.md).
+	MetricsListen string
 }
 
 // Defaults for Config.
@@ -129,6 +132,8 @@ type Server struct {
 	nodeID  string
 	started time.Time
 	leading atomic.Bool
+	// metrics is the Prometheus endpoint (metrics.go); nil when off.
+	metrics *metricsEndpoint
 }
 
 // New opens the store, settles the credentials and binds the listener. Serve starts answering.
@@ -189,11 +194,15 @@ func (s *Server) build() error {
 	}
 	logs.wrap(handlers)
 	s.logs = logs
+	observe := s.setupMetrics(svc, handlers)
 	apiHandler := httpapi.New(httpapi.Config{Handlers: handlers, Authenticate: auth, Logger: s.log,
-		Extensions: fleetIQExtensions(svc), Unavailable: storeUnavailable})
-	s.http = &http.Server{Handler: routeWebsockets(s.routeLeader(logs.route(apiHandler)), hub, hub.AgentHandler()),
+		Extensions: fleetIQExtensions(svc), Unavailable: storeUnavailable, Observe: observe})
+	s.http = &http.Server{Handler: s.withMetrics(routeWebsockets(s.routeLeader(logs.route(apiHandler)), hub, hub.AgentHandler())),
 		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	if err := s.listenS3(svc); err != nil {
+		return err
+	}
+	if err := s.listenMetrics(); err != nil {
 		return err
 	}
 	s.startLoops(svc)
@@ -302,6 +311,7 @@ func (s *Server) Serve() error {
 		s.log.Info("S3 endpoint for build uploads listening", "endpoint", s.S3URL())
 		go s.s3.Serve(s.s3Ln)
 	}
+	s.serveMetrics()
 	if err := s.http.Serve(s.ln); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
@@ -316,6 +326,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if s.s3 != nil {
 		s.s3.Shutdown(ctx)
 	}
+	s.shutdownMetrics(ctx)
 	s.stopLoops()
 	if herr := s.host.Close(ctx); err == nil {
 		err = herr
