@@ -105,7 +105,9 @@ func TestMetricsMatchDescribe(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitStarted(t, procs)
-	eventually(t, 10*time.Second, "game session ACTIVE", func() bool { return sessionStatus(t, gl, gs.GameSession.GameSessionId) == types.GameSessionStatusActive })
+	eventually(t, 10*time.Second, "game session ACTIVE", func() bool {
+		return sessionStatus(t, gl, gs.GameSession.GameSessionId) == types.GameSessionStatusActive
+	})
 	for _, p := range []string{"p1", "p2"} {
 		if _, err := gl.CreatePlayerSession(ctx, &gamelift.CreatePlayerSessionInput{GameSessionId: gs.GameSession.GameSessionId, PlayerId: aws.String(p)}); err != nil {
 			t.Fatal(err)
@@ -236,4 +238,58 @@ func TestMetricsListen(t *testing.T) {
 	if resp.StatusCode == http.StatusOK {
 		t.Errorf("metrics off: GET /metrics answered 200")
 	}
+}
+
+// TestMetricsMatchmaking: a match accepted and placed moves the configuration's durable
+// counters (matches created, accepted and placed, rule evaluations, time to match) and the
+// per-node tickets started; CurrentTickets reports a ticket still searching.
+func TestMetricsMatchmaking(t *testing.T) {
+	l := newMMLab(t)
+	l.start("t-alice", "alice", 1000)
+	l.start("t-bob", "bob", 1100)
+	l.await("t-alice", types.MatchmakingConfigurationStatusRequiresAcceptance)
+	l.clk.Advance(2 * time.Second)
+	l.accept("t-alice", "alice", types.AcceptanceTypeAccept)
+	l.accept("t-bob", "bob", types.AcceptanceTypeAccept)
+	l.await("t-bob", types.MatchmakingConfigurationStatusCompleted)
+	l.start("t-carol", "carol", 5000)
+	l.await("t-carol", types.MatchmakingConfigurationStatusSearching)
+	m := scrapeMetrics(t, l.srv.MetricsURL())
+	c := []string{"configuration", "arena"}
+	m.expect(t, map[string]float64{
+		"hoist_matchmaking_tickets_started_total":  3,
+		"hoist_matchmaking_matches_created_total":  1,
+		"hoist_matchmaking_matches_accepted_total": 1,
+		"hoist_matchmaking_matches_placed_total":   1,
+		"hoist_matchmaking_time_to_match_seconds":  2, // two tickets observed
+	}, c...)
+	m.expect(t, map[string]float64{"hoist_matchmaking_current_tickets": 1}, append(c, "status", "SEARCHING")...)
+	if m.value("hoist_matchmaking_rule_evaluations_passed_total", append(c, "rule", "CloseSkill")...) < 1 {
+		t.Errorf("no passed evaluation of CloseSkill")
+	}
+	m.expect(t, map[string]float64{"hoist_queue_placements_succeeded_total": 1}, "queue", "mmq")
+}
+
+// TestMetricsManagedCapacity: for a managed fleet of real processes, /metrics reports the
+// instance counts DescribeFleetCapacity reports at the same moment, and its processes.
+func TestMetricsManagedCapacity(t *testing.T) {
+	r := newManagedRig(t, false)
+	fleet := r.createFleet(2)
+	eventually(t, 60*time.Second, "fleet with 1 instance and 2 ACTIVE processes", func() bool { return r.settled(fleet, 1, 2) })
+	out, err := r.gl.DescribeFleetCapacity(context.Background(), &gamelift.DescribeFleetCapacityInput{FleetIds: []string{fleet}})
+	if err != nil || len(out.FleetCapacity) != 1 {
+		t.Fatalf("DescribeFleetCapacity: %v", err)
+	}
+	m := scrapeMetrics(t, r.srv.MetricsURL())
+	c := out.FleetCapacity[0].InstanceCounts
+	l := []string{"fleet_id", fleet, "location", aws.ToString(out.FleetCapacity[0].Location), "metric_group", "default"}
+	for status, n := range map[string]*int32{"ACTIVE": c.ACTIVE, "IDLE": c.IDLE, "PENDING": c.PENDING, "TERMINATING": c.TERMINATING} {
+		m.expect(t, map[string]float64{"hoist_fleet_instances": float64(aws.ToInt32(n))}, append(l, "status", status)...)
+	}
+	for setting, n := range map[string]*int32{"desired": c.DESIRED, "minimum": c.MINIMUM, "maximum": c.MAXIMUM} {
+		m.expect(t, map[string]float64{"hoist_fleet_capacity_instances": float64(aws.ToInt32(n))}, append(l, "setting", setting)...)
+	}
+	m.expect(t, map[string]float64{"hoist_fleet_idle_instances_ratio": 1, "hoist_fleet_available_game_sessions": 2}, l...)
+	m.expect(t, map[string]float64{"hoist_fleet_server_processes": 2}, append(l, "status", "ACTIVE")...)
+	m.expect(t, map[string]float64{"hoist_fleet_server_process_activations_total": 2}, "fleet_id", fleet)
 }
