@@ -17,10 +17,12 @@ import (
 // minute, GameLift's evaluation period (EvaluationPeriods counts minutes).
 const ScalingInterval = time.Minute
 
-// scalingCooldown is how long a policy that changed a location's capacity waits before it
-// changes it again ("After changing capacity in response to an auto scaling policy, GameLift
-// waits 10 minutes before responding to triggers from the same policy"). Its evaluations go
-// on meanwhile.
+// scalingCooldown is how long a rule-based policy that changed a location's capacity waits
+// before it changes it again ("After changing capacity in response to an auto scaling policy,
+// GameLift waits 10 minutes before responding to triggers from the same policy", in the
+// guide's rule-based page). Its evaluations go on meanwhile. A target-based policy has no
+// trigger to wait on: it computes the capacity its target needs from the busy game sessions,
+// so evaluating again while new instances warm up asks for the same count (docs/scaling.md).
 const scalingCooldown = 10 * time.Minute
 
 // evalSlack lets an evaluation run this much before a full interval has passed, so that a
@@ -212,8 +214,8 @@ func perInstance(f *fleetDoc, l *locationLoad) int {
 }
 
 // decide evaluates p once against load l of a location with capacity c: it returns the
-// capacity to set, the reason, and whether to change anything. Nothing changes while the
-// policy's cooldown runs, when the capacity would not change, or without data.
+// capacity to set, the reason, and whether to change anything. Nothing changes while a
+// rule-based policy's cooldown runs, when the capacity would not change, or without data.
 func (p *scalingPolicyDoc) decide(st *evalState, l *locationLoad, c capacityDoc, per int, now int64) (capacityDoc, string, bool) {
 	if l == nil {
 		l = &locationLoad{}
@@ -235,7 +237,8 @@ func (p *scalingPolicyDoc) decide(st *evalState, l *locationLoad, c capacityDoc,
 		want = p.adjusted(c.Desired)
 	}
 	want = min(max(want, int64(c.Min)), int64(c.Max))
-	if (st.Acted != 0 && now-st.Acted < scalingCooldown.Milliseconds()) || want == int64(c.Desired) {
+	cooling := p.Type == policyRuleBased && st.Acted != 0 && now-st.Acted < scalingCooldown.Milliseconds()
+	if cooling || want == int64(c.Desired) {
 		return c, "", false
 	}
 	why := fmt.Sprintf("Scaling policy %q (%s): %s was %g; desired instances %d to %d", p.Name, p.Type, p.Metric, value, c.Desired, want)

@@ -335,9 +335,9 @@ func TestAutoscalerRuleBased(t *testing.T) {
 	}
 }
 
-// TestAutoscalerTargetBased: a target-based policy scales out when the buffer is short,
-// holds during its cooldown, does nothing while StopFleetActions holds it, and scales in
-// keeping the instance with a protected game session.
+// TestAutoscalerTargetBased: a target-based policy scales out when the buffer is short, asks
+// for the same count again while the new instance warms up, does nothing while
+// StopFleetActions holds it, and scales in keeping the instance with a protected game session.
 func TestAutoscalerTargetBased(t *testing.T) {
 	f, _ := newHostFixture(t)
 	fleet := f.scalingFleet(t, 3)
@@ -350,6 +350,10 @@ func TestAutoscalerTargetBased(t *testing.T) {
 	f.autoscale(t, time.Minute)
 	if d := f.desired(t, fleet); d != 2 {
 		t.Fatalf("desired %d with a full instance, want 2", d)
+	}
+	f.autoscale(t, time.Minute)
+	if d := f.desired(t, fleet); d != 2 {
+		t.Fatalf("desired %d while the new instance is PENDING, want 2", d)
 	}
 	f.activateInstances(t, fleet)
 	ok(f.h.UpdateFleetAttributes(f.ctx, &api.UpdateFleetAttributesInput{FleetId: api.String(fleet),
@@ -374,7 +378,6 @@ func TestAutoscalerTargetBased(t *testing.T) {
 		}
 	}
 }
-
 
 // instanceOf returns the instance hosting the fleet's only live game session.
 func (f *fixture) instanceOf(t *testing.T, fleet string) string {
