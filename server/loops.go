@@ -66,6 +66,7 @@ func (s *Server) leaderLoops(ctx context.Context) {
 		func() { s.svc.Autoscaler().Run(ctx, gamelift.ScalingInterval, s.logError("autoscaler step")) },
 		func() { s.sessions.Run(ctx, sessionMonitorInterval, s.logError("session monitor step")) },
 		func() { s.fleetIQ.Run(ctx) },
+		func() { s.notify.run(ctx, s.logError("notification delivery step")) },
 		func() { s.monitor.Run(ctx, processMonitorInterval, s.logError("process monitor step")) },
 	} {
 		wg.Go(loop)
@@ -102,7 +103,7 @@ func (s *Server) StepLoops(ctx context.Context) error {
 	expired, err := s.outbox.Step(ctx)
 	s.delivery.logExpired(expired)
 	return errors.Join(s.monitor.Step(ctx), s.sessions.Step(ctx), s.fleetIQ.Step(ctx),
-		s.instances.Step(ctx), s.svc.Autoscaler().Step(ctx), s.host.Step(ctx), s.placer.Step(ctx), s.matchmaker.Step(ctx), err)
+		s.instances.Step(ctx), s.svc.Autoscaler().Step(ctx), s.host.Step(ctx), s.placer.Step(ctx), s.matchmaker.Step(ctx), s.notify.step(ctx), err)
 }
 
 // wakeMatchmaker wakes the matchmaker whenever its inbox gets a note, on whichever node

@@ -118,6 +118,8 @@ type Server struct {
 	delivery *delivery
 	outbox   *gamelift.OutboxMonitor
 	placer   *gamelift.PlacementLoop
+	// notify is the SNS-compatible notification service (notifications.go).
+	notify *notifications
 	// matchmaker is the FlexMatch matchmaker; it runs on the leader and is woken by the
 	// store's announcements of its inbox.
 	matchmaker *gamelift.MatchmakingLoop
@@ -179,7 +181,7 @@ func (s *Server) build() error {
 	backend := &hostingBackend{}
 	svc := gamelift.New(gamelift.Config{Store: s.store, Clock: s.cfg.Clock, Region: s.cfg.Region,
 		AccountID: s.cfg.AccountID, SDKEndpoint: s.SDKEndpoint(), AgentEndpoint: s.AgentEndpoint(), NodeID: s.nodeID})
-	deliver := newDelivery(svc, nil, logSink{}, s.log)
+	deliver := newDelivery(svc, nil, s.setupNotifications(auth), s.log)
 	hub := sdkws.New(sdkws.Config{Backend: backend, GameSessions: backend, Agent: backend, SigV4Keys: s.keys,
 		Clock: s.cfg.Clock, Logger: s.log, OnProcessConnected: deliver.processConnected, OnAgentConnected: deliver.agentConnected})
 	deliver.hub = hub
@@ -197,7 +199,7 @@ func (s *Server) build() error {
 	observe := s.setupMetrics(svc, handlers)
 	apiHandler := httpapi.New(httpapi.Config{Handlers: handlers, Authenticate: auth, Logger: s.log,
 		Extensions: fleetIQExtensions(svc), Unavailable: storeUnavailable, Observe: observe})
-	s.http = &http.Server{Handler: s.withMetrics(routeWebsockets(s.routeLeader(logs.route(apiHandler)), hub, hub.AgentHandler())),
+	s.http = &http.Server{Handler: s.withMetrics(routeWebsockets(s.routeLeader(logs.route(s.notify.route(apiHandler))), hub, hub.AgentHandler())),
 		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	if err := s.listenS3(svc); err != nil {
 		return err
@@ -259,8 +261,9 @@ func (s *Server) authenticator() (func(*http.Request, []byte) *api.Error, error)
 			}
 			return "", false
 		},
-		Clock:   s.cfg.Clock,
-		Service: "gamelift",
+		Clock:        s.cfg.Clock,
+		Service:      "gamelift",
+		AlsoServices: []string{"sns"},
 	}
 	return func(r *http.Request, body []byte) *api.Error {
 		_, err := v.Verify(r, body)

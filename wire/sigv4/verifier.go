@@ -32,6 +32,7 @@ package sigv4
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -62,6 +63,9 @@ type Verifier struct {
 	MaxSkew time.Duration
 	// Service is the signing name the credential scope must name; "" means DefaultService.
 	Service string
+	// AlsoServices are further signing names accepted (e.g. "sns" for the SNS API served on
+	// the same listener with the same keys).
+	AlsoServices []string
 
 	keys keyCache
 }
@@ -120,7 +124,7 @@ func (v *Verifier) checkScope(a *authInfo) *api.Error {
 	if service == "" {
 		service = DefaultService
 	}
-	if a.service != service {
+	if a.service != service && !slices.Contains(v.AlsoServices, a.service) {
 		return api.Errorf(api.InvalidSignatureException, "Credential should be scoped to correct service: '%s'. ", service)
 	}
 	if a.scopeDate != a.amzDate[:8] {
