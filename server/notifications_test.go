@@ -26,6 +26,7 @@ import (
 	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
 
 	"github.com/hoist-gg/hoist/internal/clock"
+	"github.com/hoist-gg/hoist/internal/pgtest"
 	"github.com/hoist-gg/hoist/server"
 )
 
@@ -367,5 +368,40 @@ func TestSNSErrors(t *testing.T) {
 	if _, err := client(srv.URL(), testKeyID, testSecret).CreateGameSessionQueue(ctx, &gamelift.CreateGameSessionQueueInput{
 		Name: aws.String("q"), NotificationTarget: topic.TopicArn}); err != nil {
 		t.Errorf("queue with the topic as NotificationTarget: %v", err)
+	}
+}
+
+// TestSNSOnTwoPostgresNodes checks that topics, subscriptions and the signing key are the
+// cluster's: set up through one node, confirmed and published through the other, delivered
+// by the leader, verified with either node's certificate.
+func TestSNSOnTwoPostgresNodes(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	a, b := startServer(t, server.Config{Store: dsn}), startServer(t, server.Config{Store: dsn})
+	ctx := context.Background()
+	sub := newSubscriber(t)
+	topic, err := snsClient(a.URL()).CreateTopic(ctx, &sns.CreateTopicInput{Name: aws.String("cluster")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := snsClient(b.URL()).Subscribe(ctx, &sns.SubscribeInput{TopicArn: topic.TopicArn, Protocol: aws.String("http"),
+		Endpoint: aws.String(sub.srv.URL)}); err != nil {
+		t.Fatal(err)
+	}
+	m := sub.next()
+	verifySNSSignature(t, m)
+	if resp, err := http.Get(m.SubscribeURL); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("SubscribeURL: %v %v", resp, err)
+	}
+	if _, err := snsClient(b.URL()).Publish(ctx, &sns.PublishInput{TopicArn: topic.TopicArn, Message: aws.String("across nodes")}); err != nil {
+		t.Fatal(err)
+	}
+	m = sub.next()
+	if m.Message != "across nodes" {
+		t.Fatalf("got %+v", m)
+	}
+	verifySNSSignature(t, m)
+	for _, node := range []*server.Server{a, b} {
+		m.SigningCertURL = node.URL() + m.SigningCertURL[strings.LastIndex(m.SigningCertURL, "/"):]
+		verifySNSSignature(t, m)
 	}
 }
