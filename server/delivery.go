@@ -288,10 +288,3 @@ func (d *delivery) logExpired(msgs []gamelift.Message) {
 			"address", m.Address, "type", m.Type, "created", m.Created, "deadline", m.Deadline)
 	}
 }
-
-// logSink is the EventSink used when nothing else takes events: it keeps nothing (drainEvents
-// logs every event taken).
-type logSink struct{}
-
-// Take accepts the event.
-func (logSink) Take(store.Tx, gamelift.Message) error { return nil }
