@@ -3,6 +3,7 @@ package gamelift
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"strconv"
 
 	"github.com/hoist-gg/hoist/api"
@@ -25,6 +26,7 @@ func (s *Service) addEvent(tx store.Tx, fleetID string, code api.EventCode, msg 
 	if err := s.tallyFleetEvent(tx, fleetID, d.Code); err != nil {
 		return err
 	}
+	s.logAction(tx, "fleet event", slog.String("fleet_id", fleetID), slog.String("code", d.Code), slog.String("message", msg))
 	return insertChild(tx, kindFleetEvent, d.ID, fleetID, d)
 }
 

@@ -3,6 +3,7 @@ package gamelift
 import (
 	"context"
 	"errors"
+	"log/slog"
 
 	"github.com/hoist-gg/hoist/api"
 	"github.com/hoist-gg/hoist/store"
@@ -217,6 +218,7 @@ func (s *Service) processEnded(tx store.Tx, p *processDoc) error {
 func (s *Service) endSession(tx store.Tx, rec *store.Record, d *gameSessionDoc, reason string) error {
 	now := s.nowMillis()
 	d.Status, d.Reason, d.Ended, d.Players = gsTerminated, reason, now, 0
+	s.logAction(tx, "game session ended", slog.String("game_session", d.ARN), slog.String("reason", reason))
 	if err := deleteIfThere(tx, kindActivation, d.Key); err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package gamelift
 
 import (
 	"errors"
+	"log/slog"
 	"strings"
 
 	"github.com/hoist-gg/hoist/api"
@@ -83,6 +84,8 @@ func (s *Service) proposeTx(tx store.Tx, cfg *matchConfigDoc, fm *flexmatch.Matc
 	if err := s.potentialMatchEvent(tx, cfg, held, md, fm); err != nil {
 		return err
 	}
+	s.logAction(tx, "match proposed", slog.String("match_id", md.ID), slog.String("configuration", cfg.Name),
+		slog.Any("tickets", md.Tickets))
 	if cfg.AcceptanceRequired && md.needsAcceptance(held) {
 		return s.awaitAcceptance(tx, cfg, held, md)
 	}
@@ -257,6 +260,7 @@ func (s *Service) completeMatchTx(tx store.Tx, cfg *matchConfigDoc, held []heldT
 	if err := s.matchEvent(tx, cfg, evSucceeded, tickets(held), md, nil); err != nil {
 		return err
 	}
+	s.logAction(tx, "match completed", slog.String("match_id", md.ID), slog.Any("tickets", md.Tickets))
 	return deleteIfThere(tx, kindMatch, md.ID)
 }
 

@@ -3,6 +3,7 @@ package gamelift
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"slices"
 
 	"github.com/hoist-gg/hoist/api"
@@ -375,6 +376,7 @@ func (s *Service) stopTicketTx(tx store.Tx, rec *store.Record, t *ticketDoc) err
 // tells the matchmaker and, if event is set, records the ticket's event.
 func (s *Service) endTicket(tx store.Tx, rec *store.Record, t *ticketDoc, status, reason, message string, event bool) error {
 	t.Status, t.Reason, t.Message, t.End, t.Match = status, reasonCode(status, reason), message, s.nowMillis(), ""
+	s.logAction(tx, "matchmaking ticket ended", slog.String("ticket_id", t.ID), slog.String("status", status), slog.String("reason", t.Reason))
 	if err := s.releaseTicket(tx, t); err != nil {
 		return err
 	}

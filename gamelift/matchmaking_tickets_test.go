@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -499,5 +500,26 @@ func TestMatchmakerCatchesUpWithLostNotes(t *testing.T) {
 	w.f.clock.Advance(catchUpInterval)
 	if got := w.status(t, "t1"); got != "t1:SEARCHING" {
 		t.Fatalf("after the catch-up: %s", got)
+	}
+}
+
+func TestActionsAreLoggedOnceCommitted(t *testing.T) {
+	var buf strings.Builder
+	w := newTicketWorld(t, duelRules(false), nil)
+	w.f.svc.log = slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	w.ticket(t, "t1", "alice", 100, "ctf", nil)
+	w.ticket(t, "t2", "bob", 100, "ctf", nil)
+	w.status(t, "t1")
+	for _, want := range []string{`msg="match proposed"`, `msg="match completed"`, "configuration=cfg"} {
+		if strings.Count(buf.String(), want) != 1 {
+			t.Errorf("%s logged %d times: %s", want, strings.Count(buf.String(), want), buf.String())
+		}
+	}
+	// A transaction that fails logs nothing.
+	buf.Reset()
+	_, err := w.f.h.StopMatchmaking(w.f.ctx, &api.StopMatchmakingInput{TicketId: api.String("t1")})
+	wantCode(t, err, api.InvalidRequestException)
+	if buf.Len() != 0 {
+		t.Errorf("a failed call logged: %s", buf.String())
 	}
 }

@@ -3,6 +3,7 @@ package gamelift
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"slices"
 	"strconv"
 
@@ -284,6 +285,8 @@ func (s *Service) endPlacement(tx store.Tx, rec *store.Record, p *placementDoc, 
 	if err := s.placementEvent(tx, p); err != nil {
 		return err
 	}
+	s.logAction(tx, "placement ended", slog.String("placement_id", p.ID), slog.String("status", status),
+		slog.String("game_session", p.SessionARN))
 	if p.Match != "" {
 		if err := s.matchPlacementEnded(tx, p); err != nil {
 			return err

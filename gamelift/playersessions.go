@@ -3,6 +3,7 @@ package gamelift
 import (
 	"context"
 	"errors"
+	"log/slog"
 
 	"github.com/hoist-gg/hoist/api"
 	"github.com/hoist-gg/hoist/store"
@@ -255,6 +256,7 @@ func (s *Service) timeOutPlayer(ctx context.Context, id string, now int64) error
 			return err
 		}
 		ps.Status, ps.Ended = psTimedOut, now
+		s.logAction(tx, "player session timed out", slog.String("player_session", ps.ID), slog.String("player", ps.PlayerID))
 		if err := putDoc(tx, prec, &ps); err != nil {
 			return err
 		}

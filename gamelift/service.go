@@ -17,6 +17,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"time"
 
 	"github.com/google/uuid"
@@ -74,6 +75,9 @@ type Config struct {
 	// NodeID is the ID of the server node this Service runs on, when several share the store:
 	// local instances are owned by nodes (instances_owner.go). Empty: a cluster of one.
 	NodeID string
+	// Logger receives, at debug level, the actions the domain takes (fleet events, placements
+	// and tickets ending, matches, timeouts), each once its transaction commits. Nil discards.
+	Logger *slog.Logger
 }
 
 // Service implements the GameLift operations over a store.
@@ -84,6 +88,7 @@ type Service struct {
 	account string
 	newID   func() string
 	node    string
+	log     *slog.Logger
 	hosting hosting
 	// sessions holds the game and player session settings (gamesessions.go).
 	sessions *sessionSettings
@@ -102,6 +107,9 @@ func New(cfg Config) *Service {
 	}
 	if s.newID == nil {
 		s.newID = uuid.NewString
+	}
+	if s.log = cfg.Logger; s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
 	}
 	s.hosting = newHosting(cfg)
 	s.sessions = newSessionSettings(cfg)
@@ -190,9 +198,40 @@ func (s *Service) read(ctx context.Context, kind, id string, v any, notFound fun
 	return json.Unmarshal(rec.Data, v)
 }
 
-// update runs fn in a read-write transaction (retried by the store on conflicts).
+// update runs fn in a read-write transaction (retried by the store on conflicts). The
+// actions fn records (logAction) are logged once the transaction has committed.
 func (s *Service) update(ctx context.Context, fn func(store.Tx) error) error {
-	return s.store.Update(ctx, fn)
+	var acts []action
+	err := s.store.Update(ctx, func(tx store.Tx) error {
+		acts = acts[:0] // a retried transaction starts over
+		return fn(&actionTx{Tx: tx, actions: &acts})
+	})
+	if err == nil {
+		for _, a := range acts {
+			s.log.LogAttrs(ctx, slog.LevelDebug, a.msg, a.attrs...)
+		}
+	}
+	return err
+}
+
+// actionTx is the transaction update gives fn: it collects the actions to log at commit.
+type actionTx struct {
+	store.Tx
+	actions *[]action
+}
+
+// action is one log line of an action the domain took.
+type action struct {
+	msg   string
+	attrs []slog.Attr
+}
+
+// logAction records, in tx, an action to log at debug level once tx commits (nothing when
+// debug logging is off, or tx did not come from update).
+func (s *Service) logAction(tx store.Tx, msg string, attrs ...slog.Attr) {
+	if at, ok := tx.(*actionTx); ok && s.log.Enabled(context.Background(), slog.LevelDebug) {
+		*at.actions = append(*at.actions, action{msg, attrs})
+	}
 }
 
 // nowMillis is the clock's time in Unix milliseconds, the precision GameLift reports.

@@ -116,7 +116,8 @@ func RequestID(ctx context.Context) string {
 // ServeHTTP answers one request; see the package documentation for the routes.
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var start time.Time
-	if s.observe != nil {
+	logging := s.log.Enabled(r.Context(), slog.LevelDebug)
+	if s.observe != nil || logging {
 		start = time.Now()
 	}
 	id := s.ids.next()
@@ -137,6 +138,9 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			code = string(rerr.Code)
 		}
 		s.observe(op, code, time.Since(start))
+	}
+	if logging {
+		s.logRequest(r, id, op, rerr, time.Since(start))
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/hoist-gg/hoist/api"
 )
@@ -107,4 +109,27 @@ func (s *server) write(w http.ResponseWriter, p *protocol, status int, body []by
 	h[headerContentLength] = []string{strconv.Itoa(len(body))}
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
+}
+
+// logRequest writes the request log line, at debug level (`--log-level debug`): the
+// operation, the HTTP status and error code answered, the latency, the request ID and the
+// access key ID the request was signed with.
+func (s *server) logRequest(r *http.Request, id, op string, rerr *api.Error, d time.Duration) {
+	status, code := http.StatusOK, ""
+	if rerr != nil {
+		status, code = rerr.Code.Status(), string(rerr.Code)
+	}
+	s.log.LogAttrs(r.Context(), slog.LevelDebug, "request", slog.String("operation", op), slog.Int("status", status),
+		slog.String("error", code), slog.Duration("latency", d), slog.String("request_id", id),
+		slog.String("caller", callerKey(r.Header.Get("Authorization"))))
+}
+
+// callerKey is the access key ID of a SigV4 Authorization header ("" when there is none).
+func callerKey(auth string) string {
+	_, cred, ok := strings.Cut(auth, "Credential=")
+	if !ok {
+		return ""
+	}
+	key, _, _ := strings.Cut(cred, "/")
+	return key
 }

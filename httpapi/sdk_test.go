@@ -167,3 +167,28 @@ func TestChunkedOversize(t *testing.T) {
 		t.Errorf("status %d, error type %q", resp.StatusCode, resp.Header.Get("X-Amzn-Errortype"))
 	}
 }
+
+func TestRequestLogAtDebugLevel(t *testing.T) {
+	h := &api.Handlers{DescribeAlias: func(context.Context, *api.DescribeAliasInput) (*api.DescribeAliasOutput, error) {
+		return nil, api.Errorf(api.NotFoundException, "no such alias")
+	}}
+	for _, level := range []slog.Level{slog.LevelInfo, slog.LevelDebug} {
+		var logBuf bytes.Buffer
+		logger := slog.New(slog.NewTextHandler(&logBuf, &slog.HandlerOptions{Level: level}))
+		srv := httptest.NewServer(New(Config{Handlers: h, Logger: logger}))
+		_, err := newSDKClient(srv.URL).DescribeAlias(context.Background(), &gamelift.DescribeAliasInput{AliasId: aws.String("alias-a")})
+		srv.Close()
+		var re interface{ ServiceRequestID() string }
+		if !errors.As(err, &re) {
+			t.Fatalf("no request ID in %v", err)
+		}
+		log := logBuf.String()
+		want := []string{"msg=request", "operation=DescribeAlias", "status=400", "error=NotFoundException",
+			"request_id=" + re.ServiceRequestID(), "caller=AKIDEXAMPLE", "latency="}
+		for _, w := range want {
+			if got := strings.Contains(log, w); got != (level == slog.LevelDebug) {
+				t.Errorf("level %v: %q in the log is %v: %s", level, w, got, log)
+			}
+		}
+	}
+}

@@ -180,7 +180,8 @@ func (s *Server) build() error {
 	}
 	backend := &hostingBackend{}
 	svc := gamelift.New(gamelift.Config{Store: s.store, Clock: s.cfg.Clock, Region: s.cfg.Region,
-		AccountID: s.cfg.AccountID, SDKEndpoint: s.SDKEndpoint(), AgentEndpoint: s.AgentEndpoint(), NodeID: s.nodeID})
+		AccountID: s.cfg.AccountID, SDKEndpoint: s.SDKEndpoint(), AgentEndpoint: s.AgentEndpoint(), NodeID: s.nodeID,
+		Logger: s.log})
 	deliver := newDelivery(svc, nil, s.setupNotifications(auth), s.log)
 	hub := sdkws.New(sdkws.Config{Backend: backend, GameSessions: backend, Agent: backend, SigV4Keys: s.keys,
 		Clock: s.cfg.Clock, Logger: s.log, OnProcessConnected: deliver.processConnected, OnAgentConnected: deliver.agentConnected})
