@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/hoist-gg/hoist/api"
@@ -26,7 +27,7 @@ const (
 // FleetIQLoop moves game server groups through their statuses and deregisters game servers
 // that stopped reporting health. Each Step is idempotent and writes with compare-and-set, so
 // running it on several nodes at once is safe (if wasteful). Tests call Step on a fake clock;
-// servers call Run. Step must not be called concurrently with itself.
+// servers call Run. Concurrent Steps (a test's StepLoops beside Run) take turns.
 type FleetIQLoop struct {
 	svc *Service
 	// HealthTimeout is DefaultGameServerHealthTimeout when zero.
@@ -36,8 +37,9 @@ type FleetIQLoop struct {
 	// Logger receives step errors; nil discards them.
 	Logger *slog.Logger
 
-	lastSweep int64 // Unix ms of the last health sweep
-	sweeping  bool  // this Step sweeps health (every HealthTimeout/6: reading every game server is not free)
+	mu        sync.Mutex // serialises Step
+	lastSweep int64      // Unix ms of the last health sweep
+	sweeping  bool       // this Step sweeps health (every HealthTimeout/6: reading every game server is not free)
 }
 
 func (l *FleetIQLoop) sweepDue() bool { return l.sweeping }
@@ -75,6 +77,8 @@ func (l *FleetIQLoop) Run(ctx context.Context) {
 //	DELETING -> DELETED            the group's instances are removed
 //	DELETED -> (record removed)
 func (l *FleetIQLoop) Step(ctx context.Context) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	var names []string
 	err := l.svc.view(ctx, func(tx store.Tx) error {
 		recs, err := tx.List(kindGameServerGroup, store.ListOptions{})
