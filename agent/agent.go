@@ -56,6 +56,11 @@ type Config struct {
 	ReconnectMin, ReconnectMax time.Duration
 	// Deregister makes the agent deregister the compute when it shuts down.
 	Deregister bool
+	// StatsD, when set, is the UDP address (port 0 for any) of the agent's DogStatsD
+	// receiver for its processes' game metrics (gamemetrics.go); empty for none.
+	StatsD string
+	// GameMetricsInterval is how often the received metrics are forwarded to the server.
+	GameMetricsInterval time.Duration
 	// Supervisor configures process management (grace period, stagger, output, work dir).
 	// Its Clock and Logger default to the agent's; its Hooks run after the agent's own.
 	Supervisor supervisor.Config
@@ -78,7 +83,8 @@ type Agent struct {
 	reg   Registration
 	exits []supervisor.Exit
 
-	proxy *sdkProxy // nil without Config.SDKProxy
+	proxy *sdkProxy  // nil without Config.SDKProxy
+	tel   *telemetry // nil without Config.StatsD; set before processes start
 
 	// Owned by the Run goroutine.
 	link           Link
@@ -137,6 +143,7 @@ func defaults(cfg *Config) {
 	setDefault(&cfg.TokenCheckInterval, DefaultTokenCheckInterval)
 	setDefault(&cfg.ReconnectMin, DefaultReconnectMin)
 	setDefault(&cfg.ReconnectMax, DefaultReconnectMax)
+	setDefault(&cfg.GameMetricsInterval, DefaultGameMetricsInterval)
 }
 
 func setDefault(d *time.Duration, v time.Duration) {
@@ -167,6 +174,10 @@ func (a *Agent) Run(ctx context.Context) error {
 	if err := a.startProxy(); err != nil {
 		return err
 	}
+	if err := a.startTelemetry(); err != nil {
+		return err
+	}
+	defer a.stopTelemetry()
 	go a.sup.Run(context.Background()) // stopped through beginShutdown, never by ctx alone
 	bg := context.WithoutCancel(ctx)
 	cancelled := ctx.Done()

@@ -36,6 +36,7 @@ func (a *Agent) runDue(ctx context.Context, now time.Time) {
 	}
 	a.collectExits()
 	a.flush(ctx)
+	a.sendGameMetrics(ctx, now)
 }
 
 // nextWake is how long until the earliest timed work that can actually run now.
@@ -53,6 +54,9 @@ func (a *Agent) nextWake(now time.Time) time.Duration {
 	}
 	if a.link != nil {
 		due = append(due, a.nextHeartbeat)
+	}
+	if t := a.gameMetricsDue(); !t.IsZero() {
+		due = append(due, t)
 	}
 	if len(due) == 0 {
 		return a.cfg.HeartbeatInterval // only events can make work; look again now and then
@@ -310,13 +314,14 @@ func (a *Agent) supervisorConfig() supervisor.Config {
 	}
 	user := sc.Hooks
 	sc.Hooks.Env = func(l *supervisor.Launch) []string {
-		env := a.processEnv(l.ID)
+		env := append(a.processEnv(l.ID), a.telemetryEnv(l.ID)...)
 		if user.Env != nil {
 			env = append(env, user.Env(l)...)
 		}
 		return env
 	}
 	sc.Hooks.Exited = func(e supervisor.Exit) {
+		a.telemetryEnded(e.ID)
 		a.mu.Lock()
 		a.exits = append(a.exits, e)
 		a.mu.Unlock()

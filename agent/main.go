@@ -23,6 +23,7 @@ type options struct {
 	compute                                Compute
 	sdkEndpoint, agentEndpoint, workDir    string
 	sdkProxy                               string
+	statsd                                 string
 	servers                                []string
 	grace, heartbeat, configEvery          time.Duration
 	deregister, inheritOutput              bool
@@ -46,6 +47,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.sdkEndpoint, "sdk-endpoint", "", "override the GameLiftServiceSdkEndpoint handed to server processes")
 	fs.StringVar(&o.agentEndpoint, "agent-endpoint", "", "override the GameLiftAgentEndpoint the agent connects to")
 	fs.StringVar(&o.sdkProxy, "sdk-proxy", "127.0.0.1:0", "loopback address of the SDK proxy server processes connect through, so they move to a live node when theirs dies; \"off\" hands them the node's SDK endpoint")
+	fs.StringVar(&o.statsd, "statsd-listen", "127.0.0.1:0", "UDP address of the DogStatsD receiver for server processes' metrics (GAMELIFT_STATSD_HOST/PORT), forwarded to the server; \"off\" for none")
 	fs.StringVar(&o.workDir, "work-dir", "", "directory relative launch paths are resolved against (default: current directory)")
 	fs.DurationVar(&o.grace, "grace-period", supervisor.DefaultGracePeriod, "time between SIGTERM and SIGKILL when stopping a server process")
 	fs.DurationVar(&o.heartbeat, "heartbeat-interval", DefaultHeartbeatInterval, "time between heartbeats")
@@ -74,6 +76,9 @@ var notNameChars = regexp.MustCompile(`[^A-Za-z0-9-]+`)
 // complete checks the required flags and fills in the derived defaults.
 func (o *options) complete() error {
 	o.servers = ParseServers(o.server)
+	if o.statsd == "off" {
+		o.statsd = ""
+	}
 	if o.sdkProxy == "off" {
 		o.sdkProxy = ""
 	}
@@ -148,7 +153,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	a, err := New(Config{
 		Compute: o.compute, ControlPlane: remote, Logger: log,
 		SdkEndpoint: o.sdkEndpoint, AgentEndpoint: o.agentEndpoint, SDKProxy: o.sdkProxy, Servers: o.servers,
-		HeartbeatInterval: o.heartbeat, ConfigInterval: o.configEvery,
+		StatsD: o.statsd, HeartbeatInterval: o.heartbeat, ConfigInterval: o.configEvery,
 		Deregister: o.deregister, Supervisor: sc,
 	})
 	if err != nil {

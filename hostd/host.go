@@ -48,6 +48,14 @@ type Control interface {
 	OpenBuildBlob(ctx context.Context, key string) (io.ReadCloser, int64, error)
 }
 
+// ProcessTracker learns where each server process runs (game metrics attribution).
+type ProcessTracker interface {
+	// ProcessLaunched is called before a process starts.
+	ProcessLaunched(fleetID, location, computeName, processID string)
+	// ProcessEnded is called when it has ended.
+	ProcessEnded(processID string)
+}
+
 // DefaultInstallTimeout bounds a build's install script.
 const DefaultInstallTimeout = 10 * time.Minute
 
@@ -65,6 +73,11 @@ type Config struct {
 	CADir string
 	// SDKEndpoint is the Server SDK websocket URL processes get as GAMELIFT_SDK_WEBSOCKET_URL.
 	SDKEndpoint string
+	// StatsDHost and StatsDPort, when set, are where processes send their DogStatsD game
+	// metrics (GAMELIFT_STATSD_HOST, GAMELIFT_STATSD_PORT; docs/metrics.md).
+	StatsDHost, StatsDPort string
+	// Processes, when set, is told which processes start and end, to attribute their metrics.
+	Processes ProcessTracker
 	// Clock drives the supervisors' grace periods and the install timeout; clock.Real{} when nil.
 	Clock clock.Clock
 	// GracePeriod is the time between SIGTERM and SIGKILL when a process is stopped

@@ -195,7 +195,19 @@ func (in *instance) prestart(ctx context.Context, l *supervisor.Launch) error {
 	if in.li.DNSName != "" {
 		l.Env = append(l.Env, "HOIST_INSTANCE_DNS_NAME="+in.li.DNSName)
 	}
+	in.telemetry(l)
 	return nil
+}
+
+// telemetry hands a process the DogStatsD address and tells the tracker where it runs.
+func (in *instance) telemetry(l *supervisor.Launch) {
+	cfg := in.h.cfg
+	if cfg.StatsDHost != "" {
+		l.Env = append(l.Env, "GAMELIFT_STATSD_HOST="+cfg.StatsDHost, "GAMELIFT_STATSD_PORT="+cfg.StatsDPort)
+	}
+	if cfg.Processes != nil {
+		cfg.Processes.ProcessLaunched(in.li.FleetID, in.li.Location, in.li.InstanceID, l.ID)
+	}
 }
 
 // started reports the instance's first launched process (the fleet moves to ACTIVATING).
@@ -211,6 +223,9 @@ func (in *instance) started(supervisor.Info) {
 
 // exited reports a process's end with the event code the hoist agent would send.
 func (in *instance) exited(e supervisor.Exit) {
+	if p := in.h.cfg.Processes; p != nil {
+		p.ProcessEnded(e.ID)
+	}
 	_ = in.h.cfg.Control.AgentProcessExited(in.h.ctx, in.li.FleetID, in.li.InstanceID, e.ID, exitCode(e))
 }
 

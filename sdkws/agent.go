@@ -60,4 +60,10 @@ var agentHandlers = map[string]handler{
 	message.ActionGetFleetRoleCredentials: decode(func(ctx context.Context, s *socket, req message.GetFleetRoleCredentials) (message.FleetRoleCredentials, error) {
 		return s.hub.cfg.Agent.AgentFleetRoleCredentials(ctx, s.comp, req)
 	}),
+	message.ActionHoistGameMetrics: func(_ context.Context, s *socket, frame []byte) (any, error) {
+		if f := s.hub.cfg.OnAgentGameMetrics; f != nil {
+			f(s.comp, frame)
+		}
+		return ack{}, nil
+	},
 }

@@ -65,6 +65,9 @@ type Config struct {
 	// block.
 	OnProcessConnected func(ProcessRef)
 	OnAgentConnected   func(ComputeRef)
+	// OnAgentGameMetrics, when set, receives the HoistGameMetrics frames of agents (the whole
+	// frame, which it must not keep); without it they are acknowledged and ignored.
+	OnAgentGameMetrics func(ref ComputeRef, frame []byte)
 }
 
 func (c *Config) setDefaults() {

@@ -66,6 +66,9 @@ type Config struct {
 	// MetricsListen is where GET /metrics is served: empty for the API listener, a TCP
 	// address for a listener of its own, MetricsOff for nowhere (docs/metrics.md).
 	MetricsListen string
+	// StatsDListen is the UDP address of the DogStatsD receiver for local instances' server
+	// processes (DefaultStatsDListen when empty, StatsDOff for none; docs/metrics.md).
+	StatsDListen string
 }
 
 // Defaults for Config.
@@ -136,6 +139,8 @@ type Server struct {
 	leading atomic.Bool
 	// metrics is the Prometheus endpoint (metrics.go); nil when off.
 	metrics *metricsEndpoint
+	// game holds the game servers' metrics (gamemetrics.go); nil when metrics are off.
+	game *gameTelemetry
 }
 
 // New opens the store, settles the credentials and binds the listener. Serve starts answering.
@@ -178,18 +183,22 @@ func (s *Server) build() error {
 	if err := s.listenTLS(); err != nil {
 		return err
 	}
+	if err := s.setupGameMetrics(); err != nil {
+		return err
+	}
 	backend := &hostingBackend{}
 	svc := gamelift.New(gamelift.Config{Store: s.store, Clock: s.cfg.Clock, Region: s.cfg.Region,
 		AccountID: s.cfg.AccountID, SDKEndpoint: s.SDKEndpoint(), AgentEndpoint: s.AgentEndpoint(), NodeID: s.nodeID,
 		Logger: s.log})
 	deliver := newDelivery(svc, nil, s.setupNotifications(auth), s.log)
 	hub := sdkws.New(sdkws.Config{Backend: backend, GameSessions: backend, Agent: backend, SigV4Keys: s.keys,
-		Clock: s.cfg.Clock, Logger: s.log, OnProcessConnected: deliver.processConnected, OnAgentConnected: deliver.agentConnected})
+		Clock: s.cfg.Clock, Logger: s.log, OnProcessConnected: deliver.processConnected, OnAgentConnected: deliver.agentConnected,
+		OnAgentGameMetrics: s.agentGameMetrics})
 	deliver.hub = hub
 	backend.svc, backend.hub, s.hub, s.delivery, s.svc = svc, hub, hub, deliver, svc
 	handlers := svc.Handlers()
-	s.host = hostd.New(hostd.Config{Control: svc, Dir: filepath.Join(s.cfg.DataDir, "instances"),
-		SDKEndpoint: s.SDKEndpoint(), Clock: s.cfg.Clock, Logger: s.log})
+	s.host = hostd.New(s.hostdTelemetry(hostd.Config{Control: svc, Dir: filepath.Join(s.cfg.DataDir, "instances"),
+		SDKEndpoint: s.SDKEndpoint(), Clock: s.cfg.Clock, Logger: s.log}))
 	pokeOnCapacityChanges(handlers, s.host.Poke)
 	logs, err := newLogFiles(context.Background(), svc, s.store, s.cfg.DataDir, s.URL(), s.cfg.Clock, s.log)
 	if err != nil {
@@ -198,6 +207,7 @@ func (s *Server) build() error {
 	logs.wrap(handlers)
 	s.logs = logs
 	observe := s.setupMetrics(svc, handlers)
+	s.registerGameMetrics()
 	apiHandler := httpapi.New(httpapi.Config{Handlers: handlers, Authenticate: auth, Logger: s.log,
 		Extensions: fleetIQExtensions(svc), Unavailable: storeUnavailable, Observe: observe})
 	s.http = &http.Server{Handler: s.withMetrics(routeWebsockets(s.routeLeader(logs.route(s.notify.route(apiHandler))), hub, hub.AgentHandler())),
@@ -331,6 +341,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.s3.Shutdown(ctx)
 	}
 	s.shutdownMetrics(ctx)
+	s.closeGameMetrics()
 	s.stopLoops()
 	if herr := s.host.Close(ctx); err == nil {
 		err = herr

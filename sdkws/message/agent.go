@@ -11,6 +11,10 @@ const (
 	ActionNotifyGameSessionActivated = "NotifyGameSessionActivated"
 	ActionForceExitServerProcess     = "ForceExitServerProcess"
 	ActionStartComputeTermination    = "StartComputeTermination"
+
+	// ActionHoistGameMetrics is a Hoist extension: the agent forwards its processes' DogStatsD
+	// metrics (a metrics.GameSnapshot; docs/metrics.md).
+	ActionHoistGameMetrics = "HoistGameMetrics"
 )
 
 // SendHeartbeat is the agent's heartbeat (§7.3): the compute status, the process IDs it runs,
