@@ -27,7 +27,26 @@ func (s *Service) addEvent(tx store.Tx, fleetID string, code api.EventCode, msg 
 		return err
 	}
 	s.logAction(tx, "fleet event", slog.String("fleet_id", fleetID), slog.String("code", d.Code), slog.String("message", msg))
-	return insertChild(tx, kindFleetEvent, d.ID, fleetID, d)
+	if err := insertChild(tx, kindFleetEvent, d.ID, fleetID, d); err != nil {
+		return err
+	}
+	detail := fleetEventDetail{EventID: d.ID, EventCode: d.Code, ResourceID: fleetID, Message: msg, EventTime: eventTime(d.Time)}
+	return s.emitEvent(tx, "", fleetEventType, s.arn(arnFleet, fleetID), detail)
+}
+
+// fleetEventType is the detail-type GameLift sends fleet events to EventBridge under.
+const fleetEventType = "GameLift Fleet Event"
+
+// fleetEventDetail is the detail of a "GameLift Fleet Event": the fields of the Event that
+// DescribeFleetEvents answers (GameLift documents no other form). Fleet events have no
+// NotificationTarget; they reach subscribers through the server's events topic
+// (docs/notifications.md), as an EventBridge rule would send them on.
+type fleetEventDetail struct {
+	EventID    string `json:"eventId"`
+	EventCode  string `json:"eventCode"`
+	ResourceID string `json:"resourceId"`
+	Message    string `json:"message"`
+	EventTime  string `json:"eventTime"`
 }
 
 func apiEvent(d *eventDoc) api.Event {

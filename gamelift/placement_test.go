@@ -3,6 +3,7 @@ package gamelift
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -108,8 +109,20 @@ func latencies(player string, ms map[string]float32) []api.PlayerLatency {
 	return out
 }
 
-// events returns the placement events in the outbox as (type, target) pairs, with details.
+// events returns the events in the outbox other than fleet events, with their targets.
 func (w *placeWorld) events(t *testing.T) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, e := range w.allEvents(t) {
+		if e["detail-type"] != fleetEventType {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// allEvents returns every event in the outbox, with its target.
+func (w *placeWorld) allEvents(t *testing.T) []map[string]any {
 	t.Helper()
 	var out []map[string]any
 	must(t, w.f.store.View(w.f.ctx, func(tx store.Tx) error {
@@ -443,5 +456,23 @@ func TestPlacementRacesCreateGameSession(t *testing.T) {
 	}
 	if len(hosts) != procs || placed+created != procs {
 		t.Errorf("%d processes host sessions; %d placed + %d created, want %d in all", len(hosts), placed, created, procs)
+	}
+}
+
+func TestFleetEventsGoToTheEventPath(t *testing.T) {
+	w := newPlaceWorld(t)
+	var codes []string
+	for _, e := range w.allEvents(t) {
+		if e["detail-type"] != fleetEventType {
+			continue
+		}
+		d := e["detail"].(map[string]any)
+		if e["target"] != "" || d["resourceId"] != w.a && d["resourceId"] != w.b || e["resources"].([]any)[0] != w.f.svc.arn(arnFleet, d["resourceId"].(string)) {
+			t.Errorf("fleet event %+v", e)
+		}
+		codes = append(codes, d["eventCode"].(string))
+	}
+	if got := strings.Join(codes, " "); got != "FLEET_CREATED FLEET_STATE_ACTIVE FLEET_CREATED FLEET_STATE_ACTIVE" {
+		t.Errorf("fleet events %s", got)
 	}
 }

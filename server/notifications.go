@@ -35,6 +35,8 @@ type notifications struct {
 	keys *signingKeys
 	st   store.Store
 	log  *slog.Logger
+	// eventsTopic receives every event (Config.EventsTopic); empty for none.
+	eventsTopic string
 }
 
 // deliveryInterval is how often the delivery loop looks for retries that have come due
@@ -46,7 +48,7 @@ func (s *Server) setupNotifications(auth func(*http.Request, []byte) *api.Error)
 	keys := &signingKeys{st: s.store, clk: s.cfg.Clock, base: s.URL()}
 	svc := notify.New(notify.Config{Store: s.store, Clock: s.cfg.Clock, Region: s.cfg.Region, AccountID: s.cfg.AccountID,
 		Links: snsapi.Links(s.URL()), Key: keys.key})
-	n := &notifications{svc: svc, keys: keys, st: s.store, log: s.log,
+	n := &notifications{svc: svc, keys: keys, st: s.store, log: s.log, eventsTopic: s.cfg.EventsTopic,
 		api:  snsapi.New(snsapi.Config{Service: svc, Authenticate: auth, Certificate: keys.certificate, Logger: s.log}),
 		loop: svc.DeliveryLoop(snsapi.NewSender())}
 	n.loop.Logger = s.log
@@ -60,16 +62,37 @@ func (n *notifications) route(next http.Handler) http.Handler { return n.api.Wra
 // Take is the EventSink: an event whose NotificationTarget is a topic here becomes one
 // delivery per confirmed subscription, in the transaction that takes it from the outbox.
 // Events for other targets are dropped.
+//
+// Every event — fleet events too, which have no NotificationTarget — also goes to the
+// server's events topic when one is set (--events-topic), as an EventBridge rule matching
+// source aws.gamelift would send it on.
 func (n *notifications) Take(tx store.Tx, m gamelift.Message) error {
 	var ev gamelift.EventNotice
-	if m.Type != gamelift.MessageEvent || json.Unmarshal(m.Body, &ev) != nil || ev.Target == "" {
+	if m.Type != gamelift.MessageEvent || json.Unmarshal(m.Body, &ev) != nil {
 		return nil
 	}
-	found, err := n.svc.PublishEvent(tx, ev.Target, string(ev.Event))
-	if err == nil && !found {
-		n.log.Debug("event for a notification target that is not a topic here; dropped", "target", ev.Target)
+	for _, target := range n.targets(ev.Target) {
+		found, err := n.svc.PublishEvent(tx, target, string(ev.Event))
+		if err != nil {
+			return err
+		}
+		if !found {
+			n.log.Debug("event for a notification target that is not a topic here; dropped", "target", target)
+		}
 	}
-	return err
+	return nil
+}
+
+// targets are the topics an event with NotificationTarget target goes to.
+func (n *notifications) targets(target string) []string {
+	var out []string
+	if target != "" {
+		out = append(out, target)
+	}
+	if n.eventsTopic != "" && n.eventsTopic != target {
+		out = append(out, n.eventsTopic)
+	}
+	return out
 }
 
 // run runs the delivery loop until ctx is done (leadership lost), woken by the store's

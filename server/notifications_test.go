@@ -154,9 +154,13 @@ type snsLab struct {
 	subARN string
 }
 
-func newSNSLab(t *testing.T) *snsLab {
+func newSNSLab(t *testing.T) *snsLab { return newSNSLabWith(t, server.Config{}) }
+
+// newSNSLabWith is newSNSLab with a server configuration (its clock is set here).
+func newSNSLabWith(t *testing.T, cfg server.Config) *snsLab {
 	l := &snsLab{t: t, clk: clock.NewFake(time.Now())}
-	l.srv = startServer(t, server.Config{Clock: l.clk})
+	cfg.Clock = l.clk
+	l.srv = startServer(t, cfg)
 	l.sns, l.gl, l.sub = snsClient(l.srv.URL()), client(l.srv.URL(), testKeyID, testSecret), newSubscriber(t)
 	ctx := context.Background()
 	out, err := l.sns.CreateTopic(ctx, &sns.CreateTopicInput{Name: aws.String("game-events"), Attributes: map[string]string{"DisplayName": "Game events"}})
@@ -403,5 +407,38 @@ func TestSNSOnTwoPostgresNodes(t *testing.T) {
 	for _, node := range []*server.Server{a, b} {
 		m.SigningCertURL = node.URL() + m.SigningCertURL[strings.LastIndex(m.SigningCertURL, "/"):]
 		verifySNSSignature(t, m)
+	}
+}
+
+// TestEventsTopicTakesEveryEvent: with --events-topic, fleet events (which have no
+// NotificationTarget) reach the topic's subscribers, and events whose own target is that
+// topic arrive once.
+func TestEventsTopicTakesEveryEvent(t *testing.T) {
+	l := newSNSLabWith(t, server.Config{EventsTopic: "arn:aws:sns:us-west-2:000000000000:game-events"})
+	if l.topic != "arn:aws:sns:us-west-2:000000000000:game-events" {
+		t.Fatalf("topic %s", l.topic)
+	}
+	fleet := createAnywhereFleet(t, l.gl, "custom-events")
+	var codes []string
+	for len(codes) == 0 || codes[len(codes)-1] != "FLEET_STATE_ACTIVE" {
+		_, ev := l.event()
+		d, _ := ev["detail"].(map[string]any)
+		if ev["detail-type"] != "GameLift Fleet Event" || d["resourceId"] != fleet {
+			t.Fatalf("fleet event: %v", ev)
+		}
+		codes = append(codes, d["eventCode"].(string))
+	}
+	if got := strings.Join(codes, " "); got != "FLEET_CREATED FLEET_STATE_ACTIVE" {
+		t.Errorf("fleet events %s", got)
+	}
+	l.standaloneMatch() // its configuration notifies the same topic
+	var types []string
+	for len(types) == 0 || types[len(types)-1] != "MatchmakingSucceeded" {
+		_, ev := l.event()
+		types = append(types, detailType(ev))
+	}
+	want := "MatchmakingSearching MatchmakingSearching PotentialMatchCreated MatchmakingSucceeded"
+	if got := strings.Join(types, " "); got != want {
+		t.Fatalf("matchmaking events %q, want %q (each once)", got, want)
 	}
 }

@@ -69,6 +69,10 @@ type Config struct {
 	// StatsDListen is the UDP address of the DogStatsD receiver for local instances' server
 	// processes (DefaultStatsDListen when empty, StatsDOff for none; docs/metrics.md).
 	StatsDListen string
+	// EventsTopic, when set, is the ARN of a topic (docs/notifications.md) that receives every
+	// GameLift event — placement, matchmaking and fleet events — besides each resource's own
+	// NotificationTarget, as an EventBridge rule for source aws.gamelift would.
+	EventsTopic string
 }
 
 // Defaults for Config.
