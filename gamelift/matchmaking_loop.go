@@ -12,6 +12,7 @@ import (
 
 	"github.com/hoist-gg/hoist/api"
 	"github.com/hoist-gg/hoist/gamelift/flexmatch"
+	"github.com/hoist-gg/hoist/internal/clock"
 	"github.com/hoist-gg/hoist/store"
 )
 
@@ -92,19 +93,7 @@ func (l *MatchmakingLoop) Wake() {
 // it returns (leadership lost): the next leader rebuilds them from the store.
 func (l *MatchmakingLoop) Run(ctx context.Context, interval time.Duration, onError func(error)) {
 	defer l.reset()
-	t := l.s.clock.NewTicker(interval)
-	defer t.Stop()
-	for {
-		if err := l.Step(ctx); err != nil && ctx.Err() == nil && onError != nil {
-			onError(err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C():
-		case <-l.wake:
-		}
-	}
+	clock.EveryOrWake(ctx, l.s.clock, interval, l.wake, l.Step, onError)
 }
 
 // reset forgets the in-memory state.

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hoist-gg/hoist/internal/clock"
 	"github.com/hoist-gg/hoist/store"
 )
 
@@ -59,19 +60,7 @@ func (l *DeliveryLoop) Wake() {
 
 // Run steps every interval and at every Wake until ctx is done.
 func (l *DeliveryLoop) Run(ctx context.Context, interval time.Duration, onError func(error)) {
-	t := l.s.clock.NewTicker(interval)
-	defer t.Stop()
-	for {
-		if err := l.Step(ctx); err != nil && ctx.Err() == nil && onError != nil {
-			onError(err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C():
-		case <-l.wake:
-		}
-	}
+	clock.EveryOrWake(ctx, l.s.clock, interval, l.wake, l.Step, onError)
 }
 
 // attempt is one delivery being attempted.

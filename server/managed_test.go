@@ -38,6 +38,16 @@ type managedRig struct {
 // newManagedRig builds the example game server into a build directory with an install
 // script (which must succeed unless failInstall), and registers it as a hoist-local build.
 func newManagedRig(t *testing.T, failInstall bool) *managedRig {
+	script := "#!/bin/sh\necho installed on $HOIST_INSTANCE_IP_ADDRESS > installed.txt\n"
+	if failInstall {
+		script = "#!/bin/sh\necho cannot install >&2\nexit 3\n"
+	}
+	return newRig(t, script, clock.NewFake(time.Now()))
+}
+
+// newRig is a server on clk with the example game server registered as a hoist-local build,
+// with install as its install script ("" for none).
+func newRig(t *testing.T, install string, clk *clock.Fake) *managedRig {
 	if testing.Short() {
 		t.Skip("builds and runs real processes")
 	}
@@ -51,15 +61,13 @@ func newManagedRig(t *testing.T, failInstall bool) *managedRig {
 	if err := os.WriteFile(filepath.Join(dir, "gameserver"), bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	script := "#!/bin/sh\necho installed on $HOIST_INSTANCE_IP_ADDRESS > installed.txt\n"
-	if failInstall {
-		script = "#!/bin/sh\necho cannot install >&2\nexit 3\n"
-	}
-	if err := os.WriteFile(filepath.Join(dir, "install.sh"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
+	if install != "" {
+		if err := os.WriteFile(filepath.Join(dir, "install.sh"), []byte(install), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	t.Cleanup(func() { killSandboxProcesses(r.data) })
-	r.srv = startServer(t, server.Config{Clock: clock.NewFake(time.Now()), DataDir: r.data})
+	r.srv = startServer(t, server.Config{Clock: clk, DataDir: r.data})
 	r.gl = client(r.srv.URL(), testKeyID, testSecret)
 	out, err := r.gl.CreateBuild(context.Background(), &gamelift.CreateBuildInput{Name: aws.String("example"),
 		OperatingSystem: types.OperatingSystemAmazonLinux2023,

@@ -2,8 +2,6 @@ package server_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -14,37 +12,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/gamelift/types"
 
 	"github.com/hoist-gg/hoist/internal/clock"
-	"github.com/hoist-gg/hoist/server"
 )
 
 // newScalingRig is a managed rig (the example game server as a hoist-local build) whose fake
 // clock the test holds: the autoscaler evaluates once a minute of it.
 func newScalingRig(t *testing.T) (*managedRig, *clock.Fake) {
-	if testing.Short() {
-		t.Skip("builds and runs real processes")
-	}
-	r := &managedRig{t: t, data: t.TempDir()}
-	dir := t.TempDir()
-	r.game = goBuild(t, "../examples/gameserver", "gameserver")
-	bin, err := os.ReadFile(r.game)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "gameserver"), bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { killSandboxProcesses(r.data) })
 	clk := clock.NewFake(time.Now())
-	r.srv = startServer(t, server.Config{Clock: clk, DataDir: r.data})
-	r.gl = client(r.srv.URL(), testKeyID, testSecret)
-	out, err := r.gl.CreateBuild(context.Background(), &gamelift.CreateBuildInput{Name: aws.String("example"),
-		OperatingSystem: types.OperatingSystemAmazonLinux2023,
-		StorageLocation: &types.S3Location{Bucket: aws.String("hoist-local"), Key: aws.String(dir)}})
-	if err != nil {
-		t.Fatalf("CreateBuild: %v", err)
-	}
-	r.build = aws.ToString(out.Build.BuildId)
-	return r, clk
+	return newRig(t, "", clk), clk
 }
 
 // evaluate advances the clock by a minute, the autoscaler's period, and steps the loops.

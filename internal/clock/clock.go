@@ -152,6 +152,24 @@ func Every(ctx context.Context, c Clock, interval time.Duration, step func(conte
 	}
 }
 
+// EveryOrWake is Every for a loop that can also be woken: it calls step at once, then each
+// interval of c and whenever wake receives, until ctx is done.
+func EveryOrWake(ctx context.Context, c Clock, interval time.Duration, wake <-chan struct{}, step func(context.Context) error, onError func(error)) {
+	t := c.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if err := step(ctx); err != nil && ctx.Err() == nil && onError != nil {
+			onError(err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+		case <-wake:
+		}
+	}
+}
+
 // WithTimeout is context.WithTimeout on c: the context is cancelled when d has passed on c
 // (so a fake clock's Advance fires it), or when parent ends or cancel is called.
 func WithTimeout(parent context.Context, c Clock, d time.Duration) (context.Context, context.CancelFunc) {

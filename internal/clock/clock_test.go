@@ -117,6 +117,40 @@ func TestEveryStepsOnTheClockAndStops(t *testing.T) {
 	}
 }
 
+func TestEveryOrWakeStepsAtOnceOnWakeAndOnTheClock(t *testing.T) {
+	f := NewFake(start)
+	ctx, cancel := context.WithCancel(context.Background())
+	steps, wake := make(chan struct{}, 10), make(chan struct{}, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		EveryOrWake(ctx, f, time.Minute, wake, func(context.Context) error { steps <- struct{}{}; return nil }, nil)
+	}()
+	step := func(what string) {
+		t.Helper()
+		select {
+		case <-steps:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no step %s", what)
+		}
+	}
+	step("at once")
+	wake <- struct{}{}
+	step("on a wake")
+	deadline := time.Now().Add(10 * time.Second)
+	for len(steps) == 0 && time.Now().Before(deadline) { // the ticker fires as the fake clock moves
+		f.Advance(time.Minute)
+		runtime.Gosched()
+	}
+	step("on the clock")
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("EveryOrWake did not return after its context ended")
+	}
+}
+
 // WithTimeout's context ends when the fake clock passes the timeout, not before.
 func TestWithTimeout(t *testing.T) {
 	f := NewFake(start)
