@@ -61,8 +61,11 @@ type Config struct {
 	SDKEndpoint, AgentEndpoint string
 	// Logger receives the server's log; default a text logger on stderr.
 	Logger *slog.Logger
-	// Clock is the time source; default the wall clock.
+	// Clock is the time source; default the wall clock, or a clock.Virtual in dev mode.
 	Clock clock.Clock
+	// Dev is dev mode (`hoist server --dev`, docs/dev.md): the server's time can be moved
+	// forward with Hoist.AdvanceTime and Hoist.SetTime. It needs the embedded store.
+	Dev bool
 	// MetricsListen is where GET /metrics is served: empty for the API listener, a TCP
 	// address for a listener of its own, MetricsOff for nowhere (docs/metrics.md).
 	MetricsListen string
@@ -99,6 +102,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	if c.Clock == nil && c.Dev {
+		c.Clock = clock.NewVirtual()
 	}
 	if c.Clock == nil {
 		c.Clock = clock.Real{}
@@ -150,6 +156,9 @@ type Server struct {
 // New opens the store, settles the credentials and binds the listener. Serve starts answering.
 func New(ctx context.Context, cfg Config) (*Server, error) {
 	cfg.setDefaults()
+	if err := checkDev(cfg); err != nil {
+		return nil, err
+	}
 	s := &Server{cfg: cfg, log: cfg.Logger, started: cfg.Clock.Now()}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, err
@@ -213,7 +222,7 @@ func (s *Server) build() error {
 	observe := s.setupMetrics(svc, handlers)
 	s.registerGameMetrics()
 	apiHandler := httpapi.New(httpapi.Config{Handlers: handlers, Authenticate: auth, Logger: s.log,
-		Extensions: fleetIQExtensions(svc), Unavailable: storeUnavailable, Observe: observe})
+		Extensions: append(fleetIQExtensions(svc), s.devTimeExtensions()...), Unavailable: storeUnavailable, Observe: observe})
 	s.http = &http.Server{Handler: s.withMetrics(routeWebsockets(s.routeLeader(logs.route(s.notify.route(apiHandler))), hub, hub.AgentHandler())),
 		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	if err := s.listenS3(svc); err != nil {
