@@ -53,8 +53,8 @@ type Config struct {
 	// TLSHosts are the names and addresses the TLS certificate covers (localhost and 127.0.0.1
 	// when empty).
 	TLSHosts []string
-	// S3Listen is the TCP address of the S3 endpoint builds are uploaded to (docs/builds.md);
-	// empty for none.
+	// S3Listen is the TCP address of a separate S3 endpoint builds are uploaded to
+	// (docs/builds.md); empty for none. The API listener answers S3 requests either way.
 	S3Listen string
 	// SDKEndpoint and AgentEndpoint override the websocket URLs RegisterCompute hands out
 	// (default ws://<Listen>/sdk and ws://<Listen>/agent).
@@ -120,8 +120,9 @@ type Server struct {
 	http  *http.Server
 	creds Credentials
 	tlsLn net.Listener
-	s3Ln  net.Listener // the S3 endpoint for build uploads; nil when off
+	s3Ln  net.Listener // the separate S3 endpoint for build uploads; nil when off
 	s3    *http.Server
+	s3h   http.Handler // the S3 subset, on the API listener (route.go) and on s3Ln
 	hub   *sdkws.Hub
 	logs  *logFiles
 	// stopLoops stops the background loops (startLoops).
@@ -223,9 +224,10 @@ func (s *Server) build() error {
 	s.registerGameMetrics()
 	apiHandler := httpapi.New(httpapi.Config{Handlers: handlers, Authenticate: auth, Logger: s.log,
 		Extensions: append(fleetIQExtensions(svc), s.devTimeExtensions()...), Unavailable: storeUnavailable, Observe: observe})
-	s.http = &http.Server{Handler: s.withMetrics(routeWebsockets(s.routeLeader(logs.route(s.notify.route(apiHandler))), hub, hub.AgentHandler())),
+	s.s3h = s3api.New(s3api.Config{Builds: svc, Dir: filepath.Join(s.cfg.DataDir, "builds"), Clock: s.cfg.Clock, Logger: s.log})
+	s.http = &http.Server{Handler: s.withMetrics(routeWebsockets(routeS3(s.s3h, s.routeLeader(logs.route(s.notify.route(apiHandler)))), hub, hub.AgentHandler())),
 		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
-	if err := s.listenS3(svc); err != nil {
+	if err := s.listenS3(); err != nil {
 		return err
 	}
 	if err := s.listenMetrics(); err != nil {
@@ -372,9 +374,9 @@ func storeName(cfg Config) string {
 	return "postgres"
 }
 
-// listenS3 binds the S3 endpoint for build uploads when Config.S3Listen is set; uploads are
-// kept in <data>/builds.
-func (s *Server) listenS3(svc *gamelift.Service) error {
+// listenS3 binds the separate S3 endpoint for build uploads when Config.S3Listen is set (the
+// API listener answers S3 requests too); uploads are kept in <data>/builds.
+func (s *Server) listenS3() error {
 	if s.cfg.S3Listen == "" {
 		return nil
 	}
@@ -383,12 +385,12 @@ func (s *Server) listenS3(svc *gamelift.Service) error {
 		return err
 	}
 	s.s3Ln = ln
-	h := s3api.New(s3api.Config{Builds: svc, Dir: filepath.Join(s.cfg.DataDir, "builds"), Clock: s.cfg.Clock, Logger: s.log})
-	s.s3 = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	s.s3 = &http.Server{Handler: s.s3h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	return nil
 }
 
-// S3URL returns the S3 endpoint URL for AWS_ENDPOINT_URL_S3, or "" when it is off.
+// S3URL returns the separate S3 endpoint's URL (Config.S3Listen), or "" when it is off; the
+// API's URL answers S3 requests whether or not it is on.
 func (s *Server) S3URL() string {
 	if s.s3Ln == nil {
 		return ""
