@@ -27,6 +27,7 @@ Usage:
   hoist server [flags]   run the control plane (hoist server -h for flags)
   hoist agent [flags]    run on a game host: register a compute, run its server processes (hoist agent -h)
   hoist bench [flags]    drive load against an operation, beside a bare HTTP baseline
+  hoist time [advance DURATION | set TIME]  read or move a dev-mode server's clock (docs/dev.md)
   hoist matchsim [flags] simulate and benchmark FlexMatch matchmaking on a virtual clock
   hoist help             this text
 `
@@ -54,6 +55,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return agent.Main(ctx, args[1:], stderr)
 	case "bench":
 		return bench.Main(ctx, args[1:], stdout)
+	case "time":
+		return runTime(ctx, args[1:], stdout, stderr)
 	case "matchsim":
 		return runMatchsim(ctx, args[1:], stdout)
 	case "help", "-h", "--help":
@@ -86,6 +89,7 @@ func serverFlags(args []string, stderr io.Writer) (server.Config, string, error)
 	hosts := fs.String("tls-hosts", "", "comma-separated names and addresses the TLS certificate covers (default localhost,127.0.0.1)")
 	fs.StringVar(&cfg.SDKEndpoint, "sdk-endpoint", "", "Server SDK websocket URL handed to computes (default ws://<listen>/sdk)")
 	fs.StringVar(&cfg.AgentEndpoint, "agent-endpoint", "", "agent websocket URL handed to computes (default ws://<listen>/agent)")
+	fs.BoolVar(&cfg.Dev, "dev", false, "dev mode: virtual time that 'hoist time advance' moves forward (embedded store only; docs/dev.md)")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
 	err := fs.Parse(args)
 	if err == nil && fs.NArg() > 0 {
