@@ -53,9 +53,9 @@ var errNotDev = api.Errorf(api.InvalidRequestException,
 func (s *Server) devTimeExtensions() []httpapi.Extension {
 	return []httpapi.Extension{
 		{Target: AdvanceTimeTarget, NewInput: func() any { return new(AdvanceTimeInput) },
-			Call: func(_ context.Context, in any) (any, error) { return s.advanceTime(in.(*AdvanceTimeInput)) }},
+			Call: func(ctx context.Context, in any) (any, error) { return s.advanceTime(ctx, in.(*AdvanceTimeInput)) }},
 		{Target: SetTimeTarget, NewInput: func() any { return new(SetTimeInput) },
-			Call: func(_ context.Context, in any) (any, error) { return s.setTime(in.(*SetTimeInput)) }},
+			Call: func(ctx context.Context, in any) (any, error) { return s.setTime(ctx, in.(*SetTimeInput)) }},
 		{Target: GetTimeTarget, NewInput: func() any { return new(GetTimeInput) },
 			Call: func(context.Context, any) (any, error) { return s.timeOutput(), nil }},
 	}
@@ -70,7 +70,7 @@ func (s *Server) virtualClock() *clock.Virtual {
 	return v
 }
 
-func (s *Server) advanceTime(in *AdvanceTimeInput) (*TimeOutput, error) {
+func (s *Server) advanceTime(ctx context.Context, in *AdvanceTimeInput) (*TimeOutput, error) {
 	v := s.virtualClock()
 	if v == nil {
 		return nil, errNotDev
@@ -79,6 +79,9 @@ func (s *Server) advanceTime(in *AdvanceTimeInput) (*TimeOutput, error) {
 		return nil, api.Errorf(api.InvalidRequestException, "Seconds must be between 0 and %.0f.", maxAdvance.Seconds())
 	}
 	d := time.Duration(in.Seconds * float64(time.Second))
+	if err := s.svc.CarryHealthThroughJump(ctx, d); err != nil {
+		return nil, err
+	}
 	if err := v.Advance(d); err != nil {
 		return nil, api.Errorf(api.InvalidRequestException, "%v", err)
 	}
@@ -89,7 +92,7 @@ func (s *Server) advanceTime(in *AdvanceTimeInput) (*TimeOutput, error) {
 // maxAdvance bounds one AdvanceTime (ten years), so that the offset cannot overflow.
 const maxAdvance = 10 * 365 * 24 * time.Hour
 
-func (s *Server) setTime(in *SetTimeInput) (*TimeOutput, error) {
+func (s *Server) setTime(ctx context.Context, in *SetTimeInput) (*TimeOutput, error) {
 	v := s.virtualClock()
 	if v == nil {
 		return nil, errNotDev
@@ -100,6 +103,9 @@ func (s *Server) setTime(in *SetTimeInput) (*TimeOutput, error) {
 	}
 	if t.Sub(time.Now()) > maxAdvance {
 		return nil, api.Errorf(api.InvalidRequestException, "Time must be within ten years of the wall clock.")
+	}
+	if err := s.svc.CarryHealthThroughJump(ctx, t.Sub(v.Now())); err != nil {
+		return nil, err
 	}
 	if err := v.Set(t); errors.Is(err, clock.ErrBackwards) {
 		return nil, api.Errorf(api.InvalidRequestException, "Time %s is before the server's time %s: virtual time never moves backwards.",
