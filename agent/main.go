@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hoist-gg/hoist/agent/supervisor"
+	"github.com/hoist-gg/hoist/internal/cli"
 )
 
 // options are the parsed `hoist agent` flags.
@@ -34,7 +35,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("hoist agent", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.server, "server", os.Getenv("HOIST_SERVER"), "control-plane URL, e.g. http://hoist.example:9080, or several nodes' URLs separated by commas (env HOIST_SERVER)")
+	fs.StringVar(&o.server, "server", "", "control-plane URL, e.g. http://hoist.example:9080, or several nodes' URLs separated by commas (env HOIST_SERVER)")
 	fs.StringVar(&o.compute.FleetID, "fleet-id", "", "fleet to register with (required)")
 	fs.StringVar(&o.compute.Location, "location", "", "the fleet's custom location this host is in (required)")
 	fs.StringVar(&o.compute.ComputeName, "compute-name", "", "name of this compute (default: the host name)")
@@ -55,7 +56,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.deregister, "deregister", false, "deregister the compute when the agent stops")
 	fs.BoolVar(&o.inheritOutput, "process-output", false, "pass server processes' stdout/stderr through (default: discarded)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return o, err
 	}
 	if fs.NArg() > 0 {

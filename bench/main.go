@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hoist-gg/hoist/internal/cli"
 )
 
 // Target names used in reports.
@@ -105,7 +107,7 @@ func parseFlags(args []string, out io.Writer) (*config, error) {
 	fs.StringVar(&c.setupOp, "setup", "", "operation to call once (over JSON) before measuring, e.g. CreateAlias")
 	fs.StringVar(&c.setupInput, "setup-input", "{}", "input of the --setup operation as JSON text")
 	fs.BoolVar(&c.jsonOut, "json", false, "print the report as JSON")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {

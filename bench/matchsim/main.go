@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/hoist-gg/hoist/gamelift/flexmatch"
+	"github.com/hoist-gg/hoist/internal/cli"
 )
 
 // options holds the parsed command line.
@@ -92,7 +93,7 @@ func parseFlags(args []string, out io.Writer) (*options, error) {
 	fs.IntVar(&o.cfg.Options.AdditionalPlayers, "additional-players", 0, "the configuration's AdditionalPlayerCount")
 	fs.BoolVar(&o.jsonOut, "json", false, "print the report as JSON")
 	fs.StringVar(&o.svg, "svg", "", "also write an SVG plot of time to match and match quality over virtual time to this file")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return nil, err
 	}
 	return o, o.check(fs)

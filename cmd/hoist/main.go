@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/hoist-gg/hoist/agent"
 	"github.com/hoist-gg/hoist/bench"
+	"github.com/hoist-gg/hoist/internal/cli"
 	"github.com/hoist-gg/hoist/server"
 )
 
@@ -29,28 +29,28 @@ Usage:
   hoist bench [flags]    drive load against an operation, beside a bare HTTP baseline
   hoist time [advance DURATION | set TIME]  read or move a dev-mode server's clock (docs/dev.md)
   hoist matchsim [flags] simulate and benchmark FlexMatch matchmaking on a virtual clock
+  hoist version          the version, the Go version and the VCS revision
   hoist help             this text
+
+Every flag can also be set with an environment variable (HOIST_<FLAG>, e.g. HOIST_LISTEN) or in
+a JSON file given with --config; the command line wins over both (docs/cli.md).
 `
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "hoist:", err)
-		}
-		os.Exit(2)
-	}
+	os.Exit(exitCode(run(ctx, os.Args[1:], os.Stdout, os.Stderr), os.Stderr))
 }
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// dispatch runs the command args[0] (cli.go's run names the command in its usage errors).
+func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return errors.New("missing command")
+		fmt.Fprint(stdout, usage)
+		return nil
 	}
 	switch args[0] {
 	case "server":
-		return runServer(ctx, args[1:], stderr)
+		return runServer(ctx, args[1:], stdout, stderr)
 	case "agent":
 		return agent.Main(ctx, args[1:], stderr)
 	case "bench":
@@ -59,6 +59,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runTime(ctx, args[1:], stdout, stderr)
 	case "matchsim":
 		return runMatchsim(ctx, args[1:], stdout)
+	case "version", "--version":
+		printVersion(stdout)
+		return nil
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -69,31 +72,31 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 // serverFlags parses `hoist server` flags into a server.Config.
-func serverFlags(args []string, stderr io.Writer) (server.Config, string, error) {
+func serverFlags(args []string, out io.Writer) (server.Config, string, error) {
 	var cfg server.Config
 	fs := flag.NewFlagSet("hoist server", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(out)
 	fs.StringVar(&cfg.Listen, "listen", server.DefaultListen, "TCP address of the API")
 	fs.StringVar(&cfg.DataDir, "data", server.DefaultDataDir, "data directory (embedded store, generated credentials)")
 	fs.StringVar(&cfg.Store, "store", "", "empty for the embedded store, or a postgres:// URL")
 	fs.StringVar(&cfg.Region, "region", server.DefaultRegion, "home Region: the Region in every ARN and the fleets' home location")
 	fs.StringVar(&cfg.AccountID, "account-id", "", "account ID in ARNs (empty gives GameLift's documented arn:aws:gamelift:<region>::... form)")
-	fs.StringVar(&cfg.AccessKeyID, "access-key-id", os.Getenv("HOIST_ACCESS_KEY_ID"), "access key ID clients sign with (env HOIST_ACCESS_KEY_ID)")
-	fs.StringVar(&cfg.SecretAccessKey, "secret-access-key", os.Getenv("HOIST_SECRET_ACCESS_KEY"), "secret access key (env HOIST_SECRET_ACCESS_KEY)")
+	fs.StringVar(&cfg.AccessKeyID, "access-key-id", "", "access key ID clients sign with (env HOIST_ACCESS_KEY_ID)")
+	fs.StringVar(&cfg.SecretAccessKey, "secret-access-key", "", "secret access key (env HOIST_SECRET_ACCESS_KEY)")
 	fs.BoolVar(&cfg.AllowAnyCredentials, "allow-any-credentials", false, "accept requests without checking signatures (local play only)")
 	fs.StringVar(&cfg.TLSListen, "tls-listen", server.DefaultTLSListen, "TCP address of the TLS listener (API over https, SDK and agent websockets over wss; empty for none)")
 	fs.StringVar(&cfg.MetricsListen, "metrics-listen", "", "TCP address of a listener of its own for GET /metrics (empty: the API listener; off: no metrics)")
 	fs.StringVar(&cfg.StatsDListen, "statsd-listen", server.DefaultStatsDListen, "UDP address of the DogStatsD receiver for local instances' server process metrics (off: none)")
 	fs.StringVar(&cfg.EventsTopic, "events-topic", "", "ARN of a topic that receives every GameLift event, fleet events included (empty: each resource's NotificationTarget only)")
-	fs.StringVar(&cfg.S3Listen, "s3-listen", server.DefaultS3Listen, "TCP address of the S3 endpoint builds are uploaded to (AWS_ENDPOINT_URL_S3; empty for none)")
+	fs.StringVar(&cfg.S3Listen, "s3-listen", server.DefaultS3Listen, "TCP address of a separate S3 endpoint for build uploads (the API listener answers S3 requests too; empty for none)")
 	hosts := fs.String("tls-hosts", "", "comma-separated names and addresses the TLS certificate covers (default localhost,127.0.0.1)")
 	fs.StringVar(&cfg.SDKEndpoint, "sdk-endpoint", "", "Server SDK websocket URL handed to computes (default ws://<listen>/sdk)")
 	fs.StringVar(&cfg.AgentEndpoint, "agent-endpoint", "", "agent websocket URL handed to computes (default ws://<listen>/agent)")
 	fs.BoolVar(&cfg.Dev, "dev", false, "dev mode: virtual time that 'hoist time advance' moves forward (embedded store only; docs/dev.md)")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
-	err := fs.Parse(args)
+	err := cli.Parse(fs, args)
 	if err == nil && fs.NArg() > 0 {
-		err = fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		err = &cli.UsageError{Err: fmt.Errorf("unexpected argument %q", fs.Arg(0))}
 	}
 	if *hosts != "" {
 		cfg.TLSHosts = strings.Split(*hosts, ",")
@@ -113,8 +116,8 @@ func tuneGC() {
 	}
 }
 
-func runServer(ctx context.Context, args []string, stderr io.Writer) error {
-	cfg, level, err := serverFlags(args, stderr)
+func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, level, err := serverFlags(args, stdout)
 	if err != nil {
 		return err
 	}

@@ -42,7 +42,7 @@ func code(s string) string {
 	return "`" + cell(s) + "`"
 }
 
-// cell escapes what would break a table cell.
+// cell escapes what would break a table cell or be taken for HTML.
 func cell(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "|", `\|`), "\n", " ")
+	return strings.NewReplacer("|", `\|`, "\n", " ", "<", "&lt;").Replace(s)
 }
