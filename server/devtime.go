@@ -49,6 +49,12 @@ type TimeOutput struct {
 var errNotDev = api.Errorf(api.InvalidRequestException,
 	"Virtual time needs a server in dev mode: start it with `hoist server --dev` (docs/dev.md).")
 
+// devExtensions are the dev mode operations: virtual time and fault injection (refused by a
+// server not in dev mode).
+func (s *Server) devExtensions() []httpapi.Extension {
+	return append(s.devTimeExtensions(), s.faultExtensions()...)
+}
+
 // devTimeExtensions are the virtual time operations.
 func (s *Server) devTimeExtensions() []httpapi.Extension {
 	return []httpapi.Extension{

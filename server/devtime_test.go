@@ -44,7 +44,8 @@ func serverTime(t *testing.T, base string) server.TimeOutput {
 // move it, with an error that says how to start dev mode.
 func TestDevTimeRefusedWithoutDevMode(t *testing.T) {
 	srv := startServer(t, server.Config{})
-	for target, body := range map[string]string{server.AdvanceTimeTarget: `{"Seconds":90}`, server.SetTimeTarget: `{"Time":"2099-01-01T00:00:00Z"}`} {
+	for target, body := range map[string]string{server.AdvanceTimeTarget: `{"Seconds":90}`, server.SetTimeTarget: `{"Time":"2099-01-01T00:00:00Z"}`,
+		server.InjectFaultTarget: `{"Kind":"ProcessCrash","FleetId":"fleet-1","ProcessId":"p"}`} {
 		code, raw := hoistOp(t, srv.URL(), target, body)
 		if code != http.StatusBadRequest || !strings.Contains(raw, "InvalidRequestException") || !strings.Contains(raw, "--dev") {
 			t.Errorf("%s on a server without --dev: %d %s", target, code, raw)

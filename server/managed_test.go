@@ -45,7 +45,7 @@ func newManagedRig(t *testing.T, failInstall bool) *managedRig {
 	return newRig(t, script, clock.NewFake(time.Now()))
 }
 
-// newRig is a server on clk with the example game server registered as a hoist-local build,
+// newRig is a server on clk (or in dev mode when clk is nil) with the example game server registered as a hoist-local build,
 // with install as its install script ("" for none).
 func newRig(t *testing.T, install string, clk *clock.Fake) *managedRig {
 	if testing.Short() {
@@ -67,7 +67,11 @@ func newRig(t *testing.T, install string, clk *clock.Fake) *managedRig {
 		}
 	}
 	t.Cleanup(func() { killSandboxProcesses(r.data) })
-	r.srv = startServer(t, server.Config{Clock: clk, DataDir: r.data})
+	cfg := server.Config{Dev: true, DataDir: r.data} // nil clk: dev mode on its virtual clock
+	if clk != nil {
+		cfg = server.Config{Clock: clk, DataDir: r.data}
+	}
+	r.srv = startServer(t, cfg)
 	r.gl = client(r.srv.URL(), testKeyID, testSecret)
 	out, err := r.gl.CreateBuild(context.Background(), &gamelift.CreateBuildInput{Name: aws.String("example"),
 		OperatingSystem: types.OperatingSystemAmazonLinux2023,

@@ -223,7 +223,7 @@ func (s *Server) build() error {
 	observe := s.setupMetrics(svc, handlers)
 	s.registerGameMetrics()
 	apiHandler := httpapi.New(httpapi.Config{Handlers: handlers, Authenticate: auth, Logger: s.log,
-		Extensions: append(fleetIQExtensions(svc), s.devTimeExtensions()...), Unavailable: storeUnavailable, Observe: observe})
+		Extensions: append(fleetIQExtensions(svc), s.devExtensions()...), Unavailable: storeUnavailable, Observe: observe})
 	s.s3h = s3api.New(s3api.Config{Builds: svc, Dir: filepath.Join(s.cfg.DataDir, "builds"), Clock: s.cfg.Clock, Logger: s.log})
 	s.http = &http.Server{Handler: s.withMetrics(routeWebsockets(routeS3(s.s3h, s.routeLeader(logs.route(s.notify.route(apiHandler)))), hub, hub.AgentHandler())),
 		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}

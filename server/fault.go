@@ -1,0 +1,77 @@
+package server
+
+import (
+	"context"
+
+	"github.com/hoist-gg/hoist/api"
+	"github.com/hoist-gg/hoist/httpapi"
+)
+
+// InjectFaultTarget is the X-Amz-Target of fault injection (docs/dev.md), a Hoist operation
+// outside GameLift's model that only a server in dev mode accepts.
+const InjectFaultTarget = "Hoist.InjectFault"
+
+// The kinds of fault Hoist.InjectFault injects.
+const (
+	// FaultProcessCrash kills a server process of a managed fleet's local instance as a
+	// crash would (SIGKILL, no termination asked).
+	FaultProcessCrash = "ProcessCrash"
+)
+
+// InjectFaultInput is the input of Hoist.InjectFault.
+type InjectFaultInput struct {
+	// Kind is the fault: ProcessCrash.
+	Kind string `json:"Kind"`
+	// FleetId is the fleet of the process.
+	FleetId string `json:"FleetId,omitempty"`
+	// ProcessId is the server process to crash; GameSessionId names it instead by the game
+	// session it hosts (FleetId may then be left out).
+	ProcessId     string `json:"ProcessId,omitempty"`
+	GameSessionId string `json:"GameSessionId,omitempty"`
+}
+
+// InjectFaultOutput is the output of Hoist.InjectFault: what the fault hit.
+type InjectFaultOutput struct {
+	Kind      string `json:"Kind"`
+	FleetId   string `json:"FleetId"`
+	ProcessId string `json:"ProcessId,omitempty"`
+}
+
+// faultExtensions is fault injection.
+func (s *Server) faultExtensions() []httpapi.Extension {
+	return []httpapi.Extension{{Target: InjectFaultTarget, NewInput: func() any { return new(InjectFaultInput) },
+		Call: func(ctx context.Context, in any) (any, error) { return s.injectFault(ctx, in.(*InjectFaultInput)) }}}
+}
+
+func (s *Server) injectFault(ctx context.Context, in *InjectFaultInput) (*InjectFaultOutput, error) {
+	if !s.cfg.Dev {
+		return nil, api.Errorf(api.InvalidRequestException,
+			"Fault injection needs a server in dev mode: start it with `hoist server --dev` (docs/dev.md).")
+	}
+	switch in.Kind {
+	case FaultProcessCrash:
+		return s.crashProcess(ctx, in)
+	}
+	return nil, api.Errorf(api.InvalidRequestException, "Kind %q is not a fault Hoist injects: %s.", in.Kind, FaultProcessCrash)
+}
+
+// crashProcess kills the named process on this node's local instances.
+func (s *Server) crashProcess(ctx context.Context, in *InjectFaultInput) (*InjectFaultOutput, error) {
+	fleet, process := in.FleetId, in.ProcessId
+	if in.GameSessionId != "" {
+		ref, err := s.svc.GameSessionProcess(ctx, in.GameSessionId)
+		if err != nil {
+			return nil, err
+		}
+		fleet, process = ref.FleetID, ref.ProcessID
+	}
+	if fleet == "" || process == "" {
+		return nil, api.Errorf(api.InvalidRequestException, "ProcessCrash needs FleetId and ProcessId, or GameSessionId.")
+	}
+	if !s.host.CrashProcess(fleet, process) {
+		return nil, api.Errorf(api.NotFoundException,
+			"No server process %s of fleet %s runs on this node's local instances (Anywhere fleets' processes run under their hosts' agents).", process, fleet)
+	}
+	s.log.Info("fault injected: process crash", "fleet", fleet, "process", process)
+	return &InjectFaultOutput{Kind: in.Kind, FleetId: fleet, ProcessId: process}, nil
+}

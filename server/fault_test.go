@@ -1,0 +1,54 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/gamelift"
+	"github.com/aws/aws-sdk-go-v2/service/gamelift/types"
+
+	"github.com/hoist-gg/hoist/server"
+)
+
+// TestFaultProcessCrash: in dev mode, Hoist.InjectFault ProcessCrash kills the process that
+// hosts a game session on a managed fleet's local instance. The API then reports what a crash
+// reports: the game session TERMINATED, a SERVER_PROCESS_CRASHED fleet event, and a
+// replacement process ACTIVE.
+func TestFaultProcessCrash(t *testing.T) {
+	r := newRig(t, "", nil)
+	fleet := r.createFleet(2)
+	r.waitFor("the fleet ACTIVE with 2 processes", func() bool { return r.settled(fleet, 1, 2) })
+	ctx := context.Background()
+	gs, err := r.gl.CreateGameSession(ctx, &gamelift.CreateGameSessionInput{FleetId: aws.String(fleet), MaximumPlayerSessionCount: aws.Int32(4)})
+	if err != nil {
+		t.Fatalf("CreateGameSession: %v", err)
+	}
+	id := gs.GameSession.GameSessionId
+	session := func() types.GameSession {
+		out, err := r.gl.DescribeGameSessions(ctx, &gamelift.DescribeGameSessionsInput{GameSessionId: id})
+		if err != nil || len(out.GameSessions) != 1 {
+			t.Fatalf("DescribeGameSessions: %v", err)
+		}
+		return out.GameSessions[0]
+	}
+	r.waitFor("the game session ACTIVE", func() bool { return session().Status == types.GameSessionStatusActive })
+	code, raw := hoistOp(t, r.srv.URL(), server.InjectFaultTarget, fmt.Sprintf(`{"Kind":"ProcessCrash","GameSessionId":%q}`, aws.ToString(id)))
+	if code != http.StatusOK || !strings.Contains(raw, fleet) {
+		t.Fatalf("InjectFault ProcessCrash: %d %s", code, raw)
+	}
+	r.waitFor("the game session TERMINATED", func() bool { return session().Status == types.GameSessionStatusTerminated })
+	r.waitFor("a SERVER_PROCESS_CRASHED event", func() bool {
+		return slices.Contains(codes(r.events(fleet)), types.EventCodeServerProcessCrashed)
+	})
+	r.waitFor("a replacement process ACTIVE", func() bool { return r.settled(fleet, 1, 2) })
+	t.Logf("crashed session: %s %s", session().Status, session().StatusReason)
+	code, raw = hoistOp(t, r.srv.URL(), server.InjectFaultTarget, fmt.Sprintf(`{"Kind":"ProcessCrash","FleetId":%q,"ProcessId":"no-such"}`, fleet))
+	if code != http.StatusBadRequest || !strings.Contains(raw, "NotFoundException") {
+		t.Errorf("crashing a process that does not run: %d %s", code, raw)
+	}
+}
