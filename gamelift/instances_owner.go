@@ -141,8 +141,21 @@ func (s *Service) takeOver(tx store.Tx, id string) error {
 // ACTIVE instance is PENDING again, to be set up from the start; the fleet gets an
 // INSTANCE_RECYCLED event.
 func (s *Service) loseInstance(tx store.Tx, d *ec2InstanceDoc, newOwner string) error {
+	if err := s.endInstanceProcesses(tx, d); err != nil {
+		return err
+	}
+	if d.Status == ec2Active {
+		d.Status = ec2Pending
+	}
+	return s.addEvent(tx, d.FleetID, api.EventCodeInstanceRecycled, fmt.Sprintf(
+		"Instance %s was lost with its node %s and is set up again on node %s; its game sessions ended.", d.ID, d.Owner, newOwner))
+}
+
+// endInstanceProcesses ends, in tx, the live processes of a lost instance: they are TERMINATED
+// and their game sessions TERMINATED with reason INTERRUPTED.
+func (s *Service) endInstanceProcesses(tx store.Tx, d *ec2InstanceDoc) error {
 	now := s.nowMillis()
-	err := eachChild(tx, kindProcess, d.FleetID, func(r *store.Record, p *processDoc) error {
+	return eachChild(tx, kindProcess, d.FleetID, func(r *store.Record, p *processDoc) error {
 		if p.Compute != d.ID || p.Status == processTerminated {
 			return nil
 		}
@@ -155,14 +168,6 @@ func (s *Service) loseInstance(tx store.Tx, d *ec2InstanceDoc, newOwner string) 
 		}
 		return putDoc(tx, r, p)
 	})
-	if err != nil {
-		return err
-	}
-	if d.Status == ec2Active {
-		d.Status = ec2Pending
-	}
-	return s.addEvent(tx, d.FleetID, api.EventCodeInstanceRecycled, fmt.Sprintf(
-		"Instance %s was lost with its node %s and is set up again on node %s; its game sessions ended.", d.ID, d.Owner, newOwner))
 }
 
 // interruptSession marks the game session process p hosts, if any and not yet ended,

@@ -37,3 +37,27 @@ func (in *instance) pid(processID string) int {
 	}
 	return 0
 }
+
+// LoseInstance stops a local instance of fleetID as if its host had vanished: every process is
+// killed at once (SIGKILL) and the instance is torn down. Call it once the control plane has
+// the instance TERMINATING (gamelift.Service.LoseInstance). It reports whether the instance
+// runs here.
+func (h *Host) LoseInstance(fleetID, instanceID string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	in := h.instances[instanceID]
+	if in == nil || in.li.FleetID != fleetID {
+		return false
+	}
+	in.requestStop()
+	in.mu.Lock()
+	sup := in.sup
+	in.mu.Unlock()
+	if sup != nil {
+		for _, p := range sup.Processes() {
+			_ = syscall.Kill(-p.PID, syscall.SIGKILL)
+		}
+	}
+	h.Poke()
+	return true
+}

@@ -16,11 +16,14 @@ const (
 	// FaultProcessCrash kills a server process of a managed fleet's local instance as a
 	// crash would (SIGKILL, no termination asked).
 	FaultProcessCrash = "ProcessCrash"
+	// FaultInstanceLoss loses a managed fleet's local instance as if its host vanished: its
+	// processes are killed, their game sessions end INTERRUPTED, and it is replaced.
+	FaultInstanceLoss = "InstanceLoss"
 )
 
 // InjectFaultInput is the input of Hoist.InjectFault.
 type InjectFaultInput struct {
-	// Kind is the fault: ProcessCrash.
+	// Kind is the fault: ProcessCrash or InstanceLoss.
 	Kind string `json:"Kind"`
 	// FleetId is the fleet of the process.
 	FleetId string `json:"FleetId,omitempty"`
@@ -28,13 +31,16 @@ type InjectFaultInput struct {
 	// session it hosts (FleetId may then be left out).
 	ProcessId     string `json:"ProcessId,omitempty"`
 	GameSessionId string `json:"GameSessionId,omitempty"`
+	// InstanceId is the instance to lose (InstanceLoss).
+	InstanceId string `json:"InstanceId,omitempty"`
 }
 
 // InjectFaultOutput is the output of Hoist.InjectFault: what the fault hit.
 type InjectFaultOutput struct {
-	Kind      string `json:"Kind"`
-	FleetId   string `json:"FleetId"`
-	ProcessId string `json:"ProcessId,omitempty"`
+	Kind       string `json:"Kind"`
+	FleetId    string `json:"FleetId"`
+	ProcessId  string `json:"ProcessId,omitempty"`
+	InstanceId string `json:"InstanceId,omitempty"`
 }
 
 // faultExtensions is fault injection.
@@ -51,8 +57,11 @@ func (s *Server) injectFault(ctx context.Context, in *InjectFaultInput) (*Inject
 	switch in.Kind {
 	case FaultProcessCrash:
 		return s.crashProcess(ctx, in)
+	case FaultInstanceLoss:
+		return s.loseInstance(ctx, in)
 	}
-	return nil, api.Errorf(api.InvalidRequestException, "Kind %q is not a fault Hoist injects: %s.", in.Kind, FaultProcessCrash)
+	return nil, api.Errorf(api.InvalidRequestException, "Kind %q is not a fault Hoist injects: %s or %s.",
+		in.Kind, FaultProcessCrash, FaultInstanceLoss)
 }
 
 // crashProcess kills the named process on this node's local instances.
@@ -74,4 +83,17 @@ func (s *Server) crashProcess(ctx context.Context, in *InjectFaultInput) (*Injec
 	}
 	s.log.Info("fault injected: process crash", "fleet", fleet, "process", process)
 	return &InjectFaultOutput{Kind: in.Kind, FleetId: fleet, ProcessId: process}, nil
+}
+
+// loseInstance loses a managed fleet's instance in the store, then kills what runs of it here.
+func (s *Server) loseInstance(ctx context.Context, in *InjectFaultInput) (*InjectFaultOutput, error) {
+	if in.FleetId == "" || in.InstanceId == "" {
+		return nil, api.Errorf(api.InvalidRequestException, "InstanceLoss needs FleetId and InstanceId.")
+	}
+	if err := s.svc.LoseInstance(ctx, in.FleetId, in.InstanceId); err != nil {
+		return nil, err
+	}
+	s.host.LoseInstance(in.FleetId, in.InstanceId)
+	s.log.Info("fault injected: instance loss", "fleet", in.FleetId, "instance", in.InstanceId)
+	return &InjectFaultOutput{Kind: in.Kind, FleetId: in.FleetId, InstanceId: in.InstanceId}, nil
 }
