@@ -28,6 +28,7 @@ Usage:
   hoist agent [flags]    run on a game host: register a compute, run its server processes (hoist agent -h)
   hoist bench [flags]    drive load against an operation, beside a bare HTTP baseline
   hoist time [advance DURATION | set TIME]  read or move a dev-mode server's clock (docs/dev.md)
+  hoist fault crash|instance-loss [flags]   inject a fault into a dev-mode server (docs/dev.md)
   hoist matchsim [flags] simulate and benchmark FlexMatch matchmaking on a virtual clock
   hoist version          the version, the Go version and the VCS revision
   hoist help             this text
@@ -57,6 +58,8 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return bench.Main(ctx, args[1:], stdout)
 	case "time":
 		return runTime(ctx, args[1:], stdout, stderr)
+	case "fault":
+		return runFault(ctx, args[1:], stdout, stderr)
 	case "matchsim":
 		return runMatchsim(ctx, args[1:], stdout)
 	case "version", "--version":

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/hoist-gg/hoist/server"
+)
+
+const faultUsage = `Usage:
+  hoist fault crash --fleet FLEET --process PROCESS [flags]   kill a server process as a crash would
+  hoist fault crash --game-session GAMESESSION [flags]        the same, for the process hosting it
+  hoist fault instance-loss --fleet FLEET --instance INSTANCE  lose a managed fleet's instance
+
+Managed fleets' local instances only; the server must run with --dev (docs/dev.md). Flags:
+`
+
+// runFault is `hoist fault`: it injects a fault into a dev-mode server.
+func runFault(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var c adminClient
+	var in server.InjectFaultInput
+	fs := flag.NewFlagSet("hoist fault", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(fs.Output(), faultUsage); fs.PrintDefaults() }
+	c.flags(fs)
+	fs.StringVar(&in.FleetId, "fleet", "", "fleet ID")
+	fs.StringVar(&in.ProcessId, "process", "", "server process ID (crash)")
+	fs.StringVar(&in.GameSessionId, "game-session", "", "game session ID whose process to crash (crash)")
+	fs.StringVar(&in.InstanceId, "instance", "", "instance ID (instance-loss)")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if in.Kind, err = faultKind(pos); err != nil {
+		return err
+	}
+	var out server.InjectFaultOutput
+	if err := c.call(ctx, server.InjectFaultTarget, in, &out); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s injected: fleet %s%s%s\n", out.Kind, out.FleetId, labelled(" process ", out.ProcessId), labelled(" instance ", out.InstanceId))
+	return nil
+}
+
+// faultKind maps `hoist fault`'s subcommand to Hoist.InjectFault's Kind.
+func faultKind(pos []string) (string, error) {
+	if len(pos) == 1 {
+		switch pos[0] {
+		case "crash":
+			return server.FaultProcessCrash, nil
+		case "instance-loss":
+			return server.FaultInstanceLoss, nil
+		}
+	}
+	return "", errors.New("usage: hoist fault crash|instance-loss [flags] (hoist fault -h)")
+}
+
+func labelled(label, v string) string {
+	if v == "" {
+		return ""
+	}
+	return label + v
+}
