@@ -27,6 +27,7 @@ Usage:
   hoist server [flags]   run the control plane (hoist server -h for flags)
   hoist agent [flags]    run on a game host: register a compute, run its server processes (hoist agent -h)
   hoist bench [flags]    drive load against an operation, beside a bare HTTP baseline
+  hoist dev DIR-or-BINARY [flags]  run a game server build as a local fleet, streaming its output (docs/dev.md)
   hoist time [advance DURATION | set TIME]  read or move a dev-mode server's clock (docs/dev.md)
   hoist fault crash|instance-loss [flags]   inject a fault into a dev-mode server (docs/dev.md)
   hoist matchsim [flags] simulate and benchmark FlexMatch matchmaking on a virtual clock
@@ -60,6 +61,8 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return runTime(ctx, args[1:], stdout, stderr)
 	case "fault":
 		return runFault(ctx, args[1:], stdout, stderr)
+	case "dev":
+		return runDev(ctx, args[1:], stdout, stderr)
 	case "matchsim":
 		return runMatchsim(ctx, args[1:], stdout)
 	case "version", "--version":
