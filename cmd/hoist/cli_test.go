@@ -29,7 +29,7 @@ func TestHelpExitsZero(t *testing.T) {
 	cases := map[string]string{
 		"": "Usage:", "help": "Usage:", "-h": "Usage:", "--help": "Usage:",
 		"server -h": "-listen", "server --help": "-s3-listen", "agent -h": "-fleet-id", "agent --help": "-server",
-		"bench -h": "-endpoint", "matchsim --help": "-rule-set", "bench --help": "-config",
+		"bench -h": "-endpoint", "matchsim --help": "-rule-set", "bench --help": "-config", "dev -h": "-watch",
 	}
 	for args, want := range cases {
 		code, stdout, stderr := runCLI(t, strings.Fields(args)...)
@@ -118,7 +118,7 @@ func flagTable(t *testing.T) string {
 	for _, k := range []string{"AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"} {
 		t.Setenv(k, "")
 	}
-	names := []string{"server", "agent", "bench", "matchsim"}
+	names := []string{"server", "agent", "bench", "dev", "matchsim"}
 	var cmds []cli.Command
 	for _, name := range names {
 		sets := cli.Capture(func() { run(context.Background(), []string{name}, &bytes.Buffer{}, &bytes.Buffer{}) })

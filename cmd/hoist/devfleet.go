@@ -25,7 +25,9 @@ func (d *devSession) gl(ctx context.Context, op string, in, out any) error {
 func (d *devSession) createBuild(ctx context.Context, dir string) (string, error) {
 	in := map[string]any{"Name": "hoist-dev", "OperatingSystem": "AMAZON_LINUX_2023",
 		"StorageLocation": map[string]string{"Bucket": "hoist-local", "Key": dir}}
-	var out struct{ Build struct{ BuildId, Status string } }
+	var out struct {
+		Build struct{ BuildId, Status string }
+	}
 	if err := d.gl(ctx, "CreateBuild", in, &out); err != nil {
 		return "", err
 	}
