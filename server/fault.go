@@ -19,11 +19,17 @@ const (
 	// FaultInstanceLoss loses a managed fleet's local instance as if its host vanished: its
 	// processes are killed, their game sessions end INTERRUPTED, and it is replaced.
 	FaultInstanceLoss = "InstanceLoss"
+	// FaultSpotInterruption gives a managed fleet's local instance GameLift's 2-minute spot
+	// interruption notice; the instance is lost when the notice runs out (fault_spot.go).
+	FaultSpotInterruption = "SpotInterruption"
+	// FaultComputePartition cuts a compute's websockets and refuses its new ones for Seconds
+	// (fault_partition.go).
+	FaultComputePartition = "ComputePartition"
 )
 
 // InjectFaultInput is the input of Hoist.InjectFault.
 type InjectFaultInput struct {
-	// Kind is the fault: ProcessCrash or InstanceLoss.
+	// Kind is the fault: ProcessCrash, InstanceLoss, SpotInterruption or ComputePartition.
 	Kind string `json:"Kind"`
 	// FleetId is the fleet of the process.
 	FleetId string `json:"FleetId,omitempty"`
@@ -31,8 +37,11 @@ type InjectFaultInput struct {
 	// session it hosts (FleetId may then be left out).
 	ProcessId     string `json:"ProcessId,omitempty"`
 	GameSessionId string `json:"GameSessionId,omitempty"`
-	// InstanceId is the instance to lose (InstanceLoss).
+	// InstanceId is the instance to lose (InstanceLoss) or interrupt (SpotInterruption).
 	InstanceId string `json:"InstanceId,omitempty"`
+	// ComputeName is the compute to partition (ComputePartition), for Seconds.
+	ComputeName string  `json:"ComputeName,omitempty"`
+	Seconds     float64 `json:"Seconds,omitempty"`
 }
 
 // InjectFaultOutput is the output of Hoist.InjectFault: what the fault hit.
@@ -41,6 +50,11 @@ type InjectFaultOutput struct {
 	FleetId    string `json:"FleetId"`
 	ProcessId  string `json:"ProcessId,omitempty"`
 	InstanceId string `json:"InstanceId,omitempty"`
+	// ComputeName is the partitioned compute (ComputePartition).
+	ComputeName string `json:"ComputeName,omitempty"`
+	// Until is when the fault runs out, RFC 3339 on the server's clock: the spot instance's
+	// reclaim, the partition's end.
+	Until string `json:"Until,omitempty"`
 }
 
 // faultExtensions is fault injection.
@@ -59,9 +73,13 @@ func (s *Server) injectFault(ctx context.Context, in *InjectFaultInput) (*Inject
 		return s.crashProcess(ctx, in)
 	case FaultInstanceLoss:
 		return s.loseInstance(ctx, in)
+	case FaultSpotInterruption:
+		return s.interruptInstance(ctx, in)
+	case FaultComputePartition:
+		return s.partitionCompute(in)
 	}
-	return nil, api.Errorf(api.InvalidRequestException, "Kind %q is not a fault Hoist injects: %s or %s.",
-		in.Kind, FaultProcessCrash, FaultInstanceLoss)
+	return nil, api.Errorf(api.InvalidRequestException, "Kind %q is not a fault Hoist injects: %s, %s, %s or %s.",
+		in.Kind, FaultProcessCrash, FaultInstanceLoss, FaultSpotInterruption, FaultComputePartition)
 }
 
 // crashProcess kills the named process on this node's local instances.

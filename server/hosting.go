@@ -18,6 +18,8 @@ import (
 type hostingBackend struct {
 	svc *gamelift.Service
 	hub *sdkws.Hub
+	// parts are the partitioned computes whose sockets are refused (fault_partition.go).
+	parts *partitions
 }
 
 var (
@@ -58,6 +60,9 @@ func wsError(err error) error {
 // AuthenticateProcess admits a process by its compute auth token, or, when the Hub verified the
 // SDK's SigV4 signature, by the compute being registered.
 func (b *hostingBackend) AuthenticateProcess(ctx context.Context, req sdkws.ConnectRequest) error {
+	if err := b.parts.refuse(sdkws.ComputeRef{FleetID: req.FleetID, ComputeName: req.ComputeName}); err != nil {
+		return err
+	}
 	if req.AccessKeyID != "" {
 		return wsError(b.svc.AdmitSignedProcess(ctx, domainRef(req.ProcessRef)))
 	}
@@ -110,6 +115,9 @@ func (b *hostingBackend) GetFleetRoleCredentials(context.Context, sdkws.ProcessR
 
 // AuthenticateAgent admits an agent by its compute auth token.
 func (b *hostingBackend) AuthenticateAgent(ctx context.Context, ref sdkws.ComputeRef, authToken string) error {
+	if err := b.parts.refuse(ref); err != nil {
+		return err
+	}
 	return wsError(b.svc.AdmitAgent(ctx, ref.FleetID, ref.ComputeName, authToken))
 }
 

@@ -144,6 +144,8 @@ type Server struct {
 	host      *hostd.Host
 	instances *gamelift.InstanceMonitor
 	svc       *gamelift.Service
+	// parts are the computes partitioned by fault injection (fault_partition.go).
+	parts *partitions
 	// nodeID, started and leading are this node's place in the cluster (cluster.go).
 	nodeID  string
 	started time.Time
@@ -200,7 +202,8 @@ func (s *Server) build() error {
 	if err := s.setupGameMetrics(); err != nil {
 		return err
 	}
-	backend := &hostingBackend{}
+	s.parts = &partitions{clock: s.cfg.Clock}
+	backend := &hostingBackend{parts: s.parts}
 	svc := gamelift.New(gamelift.Config{Store: s.store, Clock: s.cfg.Clock, Region: s.cfg.Region,
 		AccountID: s.cfg.AccountID, SDKEndpoint: s.SDKEndpoint(), AgentEndpoint: s.AgentEndpoint(), NodeID: s.nodeID,
 		Logger: s.log})

@@ -14,6 +14,10 @@ const faultUsage = `Usage:
   hoist fault crash --fleet FLEET --process PROCESS [flags]   kill a server process as a crash would
   hoist fault crash --game-session GAMESESSION [flags]        the same, for the process hosting it
   hoist fault instance-loss --fleet FLEET --instance INSTANCE  lose a managed fleet's instance
+  hoist fault spot-interruption --fleet FLEET --instance INSTANCE
+                                   the 2-minute spot notice; the instance is lost when it runs out
+  hoist fault partition --fleet FLEET --compute COMPUTE --for 30s
+                                   cut a compute's websockets and refuse them for a while
 
 Managed fleets' local instances only; the server must run with --dev (docs/dev.md). Flags:
 `
@@ -29,7 +33,9 @@ func runFault(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&in.FleetId, "fleet", "", "fleet ID")
 	fs.StringVar(&in.ProcessId, "process", "", "server process ID (crash)")
 	fs.StringVar(&in.GameSessionId, "game-session", "", "game session ID whose process to crash (crash)")
-	fs.StringVar(&in.InstanceId, "instance", "", "instance ID (instance-loss)")
+	fs.StringVar(&in.InstanceId, "instance", "", "instance ID (instance-loss, spot-interruption)")
+	fs.StringVar(&in.ComputeName, "compute", "", "compute name (partition)")
+	span := fs.Duration("for", 0, "how long the partition lasts on the server's clock (partition)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -37,11 +43,13 @@ func runFault(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if in.Kind, err = faultKind(pos); err != nil {
 		return err
 	}
+	in.Seconds = span.Seconds()
 	var out server.InjectFaultOutput
 	if err := c.call(ctx, server.InjectFaultTarget, in, &out); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%s injected: fleet %s%s%s\n", out.Kind, out.FleetId, labelled(" process ", out.ProcessId), labelled(" instance ", out.InstanceId))
+	fmt.Fprintf(stdout, "%s injected: fleet %s%s%s%s%s\n", out.Kind, out.FleetId, labelled(" process ", out.ProcessId),
+		labelled(" instance ", out.InstanceId), labelled(" compute ", out.ComputeName), labelled(" until ", out.Until))
 	return nil
 }
 
@@ -53,9 +61,13 @@ func faultKind(pos []string) (string, error) {
 			return server.FaultProcessCrash, nil
 		case "instance-loss":
 			return server.FaultInstanceLoss, nil
+		case "spot-interruption":
+			return server.FaultSpotInterruption, nil
+		case "partition":
+			return server.FaultComputePartition, nil
 		}
 	}
-	return "", errors.New("usage: hoist fault crash|instance-loss [flags] (hoist fault -h)")
+	return "", errors.New("usage: hoist fault crash|instance-loss|spot-interruption|partition [flags] (hoist fault -h)")
 }
 
 func labelled(label, v string) string {
