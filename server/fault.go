@@ -25,11 +25,14 @@ const (
 	// FaultComputePartition cuts a compute's websockets and refuses its new ones for Seconds
 	// (fault_partition.go).
 	FaultComputePartition = "ComputePartition"
+	// FaultSlowStore adds Millis of latency to every store write for Seconds (fault_store.go).
+	FaultSlowStore = "SlowStore"
 )
 
 // InjectFaultInput is the input of Hoist.InjectFault.
 type InjectFaultInput struct {
-	// Kind is the fault: ProcessCrash, InstanceLoss, SpotInterruption or ComputePartition.
+	// Kind is the fault: ProcessCrash, InstanceLoss, SpotInterruption, ComputePartition or
+	// SlowStore.
 	Kind string `json:"Kind"`
 	// FleetId is the fleet of the process.
 	FleetId string `json:"FleetId,omitempty"`
@@ -42,6 +45,8 @@ type InjectFaultInput struct {
 	// ComputeName is the compute to partition (ComputePartition), for Seconds.
 	ComputeName string  `json:"ComputeName,omitempty"`
 	Seconds     float64 `json:"Seconds,omitempty"`
+	// Millis is the latency SlowStore adds to each store write, for Seconds.
+	Millis int64 `json:"Millis,omitempty"`
 }
 
 // InjectFaultOutput is the output of Hoist.InjectFault: what the fault hit.
@@ -77,9 +82,11 @@ func (s *Server) injectFault(ctx context.Context, in *InjectFaultInput) (*Inject
 		return s.interruptInstance(ctx, in)
 	case FaultComputePartition:
 		return s.partitionCompute(in)
+	case FaultSlowStore:
+		return s.slowStoreFault(in)
 	}
-	return nil, api.Errorf(api.InvalidRequestException, "Kind %q is not a fault Hoist injects: %s, %s, %s or %s.",
-		in.Kind, FaultProcessCrash, FaultInstanceLoss, FaultSpotInterruption, FaultComputePartition)
+	return nil, api.Errorf(api.InvalidRequestException, "Kind %q is not a fault Hoist injects: %s, %s, %s, %s or %s.",
+		in.Kind, FaultProcessCrash, FaultInstanceLoss, FaultSpotInterruption, FaultComputePartition, FaultSlowStore)
 }
 
 // crashProcess kills the named process on this node's local instances.

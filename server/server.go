@@ -146,6 +146,8 @@ type Server struct {
 	svc       *gamelift.Service
 	// parts are the computes partitioned by fault injection (fault_partition.go).
 	parts *partitions
+	// slow is the dev mode's store, which SlowStore slows (fault_store.go); nil otherwise.
+	slow *slowStore
 	// nodeID, started and leading are this node's place in the cluster (cluster.go).
 	nodeID  string
 	started time.Time
@@ -175,7 +177,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.store = st
+	s.store = s.devStore(st)
 	if err := s.build(); err != nil {
 		s.closeListeners()
 		st.Close()

@@ -18,8 +18,11 @@ const faultUsage = `Usage:
                                    the 2-minute spot notice; the instance is lost when it runs out
   hoist fault partition --fleet FLEET --compute COMPUTE --for 30s
                                    cut a compute's websockets and refuse them for a while
+  hoist fault slow-store --delay 200ms --for 30s
+                                   add latency to every store write for a while
 
-Managed fleets' local instances only; the server must run with --dev (docs/dev.md). Flags:
+crash, instance-loss and spot-interruption reach managed fleets' local instances only; partition
+reaches any compute connected to this server. The server must run with --dev (docs/dev.md). Flags:
 `
 
 // runFault is `hoist fault`: it injects a fault into a dev-mode server.
@@ -35,7 +38,8 @@ func runFault(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&in.GameSessionId, "game-session", "", "game session ID whose process to crash (crash)")
 	fs.StringVar(&in.InstanceId, "instance", "", "instance ID (instance-loss, spot-interruption)")
 	fs.StringVar(&in.ComputeName, "compute", "", "compute name (partition)")
-	span := fs.Duration("for", 0, "how long the partition lasts on the server's clock (partition)")
+	span := fs.Duration("for", 0, "how long the fault lasts on the server's clock (partition, slow-store)")
+	delay := fs.Duration("delay", 0, "latency added to each store write (slow-store)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -43,7 +47,7 @@ func runFault(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if in.Kind, err = faultKind(pos); err != nil {
 		return err
 	}
-	in.Seconds = span.Seconds()
+	in.Seconds, in.Millis = span.Seconds(), delay.Milliseconds()
 	var out server.InjectFaultOutput
 	if err := c.call(ctx, server.InjectFaultTarget, in, &out); err != nil {
 		return err
@@ -65,9 +69,11 @@ func faultKind(pos []string) (string, error) {
 			return server.FaultSpotInterruption, nil
 		case "partition":
 			return server.FaultComputePartition, nil
+		case "slow-store":
+			return server.FaultSlowStore, nil
 		}
 	}
-	return "", errors.New("usage: hoist fault crash|instance-loss|spot-interruption|partition [flags] (hoist fault -h)")
+	return "", errors.New("usage: hoist fault crash|instance-loss|spot-interruption|partition|slow-store [flags] (hoist fault -h)")
 }
 
 func labelled(label, v string) string {
