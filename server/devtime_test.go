@@ -102,7 +102,9 @@ func TestDevTimeAdvanceTimesOutReservationAndTicket(t *testing.T) {
 	})
 	// The process keeps working through five minutes without a heartbeat of virtual time: its
 	// game session is still ACTIVE once the process monitor has stepped at the new time.
-	time.Sleep(300 * time.Millisecond)
+	if err := srv.StepLoops(ctx); err != nil {
+		t.Fatal(err)
+	}
 	d, err := gl.DescribeGameSessions(ctx, &gamelift.DescribeGameSessionsInput{GameSessionId: gs})
 	if err != nil || d.GameSessions[0].Status != types.GameSessionStatusActive {
 		t.Fatalf("the game session after the jump: %v %+v", err, d)

@@ -97,7 +97,9 @@ func TestDev(t *testing.T) {
 func checkFleetActive(t *testing.T, endpoint, key, secret, fleet string) {
 	t.Helper()
 	c := adminClient{endpoint: endpoint, region: "us-west-2", creds: aws.Credentials{AccessKeyID: key, SecretAccessKey: secret}}
-	var out struct{ FleetAttributes []struct{ FleetId, Status string } }
+	var out struct {
+		FleetAttributes []struct{ FleetId, Status string }
+	}
 	err := c.call(context.Background(), "GameLift.DescribeFleetAttributes", map[string]any{"FleetIds": []string{fleet}}, &out)
 	if err != nil || len(out.FleetAttributes) != 1 || out.FleetAttributes[0].Status != "ACTIVE" {
 		t.Fatalf("DescribeFleetAttributes: %v %+v", err, out)

@@ -2,6 +2,7 @@ package clock
 
 import (
 	"context"
+	"runtime"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -144,9 +145,11 @@ func TestVirtualEveryAndWithTimeout(t *testing.T) {
 	}, nil)
 	tctx, tcancel := WithTimeout(context.Background(), v, 5*time.Minute)
 	defer tcancel()
-	time.Sleep(10 * time.Millisecond) // let Every make its ticker
-	if err := v.Advance(6 * time.Minute); err != nil {
-		t.Fatal(err)
+	// Every makes its ticker in its goroutine: jump until it has stepped.
+	for deadline := time.Now().Add(10 * time.Second); len(stepped) == 0 && time.Now().Before(deadline); runtime.Gosched() {
+		if err := v.Advance(6 * time.Minute); err != nil {
+			t.Fatal(err)
+		}
 	}
 	select {
 	case <-stepped:
