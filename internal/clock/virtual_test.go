@@ -2,8 +2,8 @@ package clock
 
 import (
 	"context"
-	"runtime"
 	"errors"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
