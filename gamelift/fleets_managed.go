@@ -151,6 +151,11 @@ func (s *Service) createManagedFleet(ctx context.Context, in *api.CreateFleetInp
 		if err := s.checkFleetBuild(tx, doc, m); err != nil {
 			return err
 		}
+		for loc, c := range m.Capacity {
+			if err := s.checkInstanceLimit(tx, doc.ID, m.InstanceType, loc, c.Desired); err != nil {
+				return err
+			}
+		}
 		if err := insertDoc(tx, kindFleet, doc.ID, doc); err != nil {
 			return err
 		}
@@ -309,6 +314,8 @@ func (s *Service) managedFleetTx(tx store.Tx, id string) (*store.Record, *fleetD
 // UpdateFleetCapacity sets a location's desired, minimum and maximum instance counts (the
 // home Region when Location is absent). Instances are started or stopped to match at once;
 // scale-down never stops an instance with a protected live game session.
+// Raising the desired count past what the host holds for the instance type, counting the
+// other fleets' instances (DescribeEC2InstanceLimits), is refused with LimitExceededException.
 func (s *Service) UpdateFleetCapacity(ctx context.Context, in *api.UpdateFleetCapacityInput) (*api.UpdateFleetCapacityOutput, error) {
 	id, err := s.fleetID(in.FleetId)
 	if err != nil {
@@ -330,7 +337,13 @@ func (s *Service) UpdateFleetCapacity(ctx context.Context, in *api.UpdateFleetCa
 		if !ok {
 			return api.Errorf(api.InvalidRequestException, "Fleet %s has no location %s.", id, loc)
 		}
-		return s.changeCapacityTx(tx, f, mrec, m, loc, requestedCapacity(*c, in), "")
+		next := requestedCapacity(*c, in)
+		if next.Desired > c.Desired {
+			if err := s.checkInstanceLimit(tx, id, m.InstanceType, loc, next.Desired); err != nil {
+				return err
+			}
+		}
+		return s.changeCapacityTx(tx, f, mrec, m, loc, next, "")
 	})
 	if err != nil {
 		return nil, err
@@ -554,24 +567,17 @@ func (s *Service) setFleetActions(ctx context.Context, fleet, location *string, 
 }
 
 // DescribeEC2InstanceLimits reports, per instance type in use (or the one asked for), how
-// many local instances run and the limit (DefaultInstanceLimit), for the home Region or the
-// location asked for.
+// many local instances run and how many this host holds (HostCapacity.InstanceLimit), for the
+// home Region or the location asked for.
 func (s *Service) DescribeEC2InstanceLimits(ctx context.Context, in *api.DescribeEC2InstanceLimitsInput) (*api.DescribeEC2InstanceLimitsOutput, error) {
 	loc := api.Deref(in.Location)
 	if loc == "" {
 		loc = s.region
 	}
-	counts := map[string]int32{}
-	err := s.view(ctx, func(tx store.Tx) error {
-		types := map[string]string{}
-		if err := eachRecord(tx, kindManaged, func(_ *store.Record, m *managedDoc) { types[m.FleetID] = m.InstanceType }); err != nil {
-			return err
-		}
-		return eachRecord(tx, kindEC2Instance, func(_ *store.Record, d *ec2InstanceDoc) {
-			if d.Location == loc && d.Status != ec2Terminating {
-				counts[types[d.FleetID]]++
-			}
-		})
+	var counts map[string]int32
+	err := s.view(ctx, func(tx store.Tx) (err error) {
+		counts, err = liveInstancesByType(tx, loc, "")
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -583,7 +589,7 @@ func (s *Service) DescribeEC2InstanceLimits(ctx context.Context, in *api.Describ
 	for _, t := range slices.Sorted(mapKeys(counts)) {
 		it := api.EC2InstanceType(t)
 		out.EC2InstanceLimits = append(out.EC2InstanceLimits, api.EC2InstanceLimit{EC2InstanceType: &it,
-			CurrentInstances: api.Int32(counts[t]), InstanceLimit: api.Int32(DefaultInstanceLimit), Location: api.String(loc)})
+			CurrentInstances: api.Int32(counts[t]), InstanceLimit: api.Int32(s.instanceLimit(t)), Location: api.String(loc)})
 	}
 	return out, nil
 }

@@ -293,6 +293,9 @@ type LocalInstance struct {
 	// is GENERATED: the host then issues the fleet certificate (CertificateHosts) into the
 	// sandbox and reports its path with InstanceCertificate.
 	DNSName string
+	// Resources are the limits of the fleet's instance type its install script and processes
+	// run under (zero when the type is unknown).
+	Resources InstanceResources
 }
 
 // InstanceTerminating is the LocalInstance status of an instance that is to stop (and of every
@@ -304,7 +307,7 @@ func (s *Service) LocalInstances(ctx context.Context) ([]LocalInstance, error) {
 	var out []LocalInstance
 	err := s.view(ctx, func(tx store.Tx) error {
 		out = nil
-		fleets, builds := map[string]*fleetDoc{}, map[string]*buildDoc{}
+		fleets, builds, resources := map[string]*fleetDoc{}, map[string]*buildDoc{}, map[string]InstanceResources{}
 		return eachRecord(tx, kindEC2Instance, func(_ *store.Record, d *ec2InstanceDoc) {
 			if s.node != "" && d.Owner != s.node {
 				return // another node runs it
@@ -323,8 +326,13 @@ func (s *Service) LocalInstances(ctx context.Context) ([]LocalInstance, error) {
 				_, _ = getDoc(tx, kindBuild, f.BuildID, b, func() error { return errSkip })
 				builds[f.BuildID] = b
 			}
+			r, ok := resources[d.FleetID]
+			if !ok {
+				r = fleetResources(tx, d.FleetID)
+				resources[d.FleetID] = r
+			}
 			li := LocalInstance{FleetID: d.FleetID, InstanceID: d.ID, Location: d.Location, IPAddress: d.IP,
-				DNSName: d.DNS, Status: d.Status, Build: *b.files(), ServerProcesses: runtimeOf(f).ServerProcesses}
+				DNSName: d.DNS, Status: d.Status, Build: *b.files(), ServerProcesses: runtimeOf(f).ServerProcesses, Resources: r}
 			if f.Status == fleetDeleting || f.Status == fleetTerminated || f.Status == fleetError {
 				li.Status = ec2Terminating
 			}
@@ -332,6 +340,15 @@ func (s *Service) LocalInstances(ctx context.Context) ([]LocalInstance, error) {
 		})
 	})
 	return out, err
+}
+
+// fleetResources is, in tx, the InstanceResources of a managed fleet's instance type.
+func fleetResources(tx store.Tx, fleetID string) InstanceResources {
+	var m managedDoc
+	if _, err := getDoc(tx, kindManaged, fleetID, &m, func() error { return errSkip }); err != nil {
+		return InstanceResources{}
+	}
+	return resourcesOf(m.InstanceType)
 }
 
 // InstanceProgress records that an instance reached a setup stage (Stage*). A fleet that is

@@ -320,7 +320,13 @@ func (s *Service) AgentProcessExited(ctx context.Context, fleetID, computeName, 
 	if eventCode != "" && !processEventCodes[code] {
 		return api.Errorf(api.InvalidRequestException, "%q is not a server process event code.", eventCode)
 	}
-	ref := ProcessRef{FleetID: fleetID, ComputeName: computeName, ProcessID: processID}
+	return s.processExit(ctx, ProcessRef{FleetID: fleetID, ComputeName: computeName, ProcessID: processID}, code, "")
+}
+
+// processExit records a process's exit with its event code (see AgentProcessExited); why,
+// when not empty, says more in the fleet event's message.
+func (s *Service) processExit(ctx context.Context, ref ProcessRef, code api.EventCode, why string) error {
+	fleetID, computeName, processID := ref.FleetID, ref.ComputeName, ref.ProcessID
 	return s.update(ctx, func(tx store.Tx) error {
 		var fleet fleetDoc
 		if _, err := getDoc(tx, kindFleet, fleetID, &fleet, fleetNotFound(fleetID)); err != nil {
@@ -333,7 +339,7 @@ func (s *Service) AgentProcessExited(ctx context.Context, fleetID, computeName, 
 				return nil
 			}
 			p = processDoc{FleetID: fleetID, Compute: computeName, ProcessID: processID}
-			return s.addEvent(tx, fleetID, code, p.describe()+" exited: "+eventCode+".")
+			return s.addEvent(tx, fleetID, code, exitMessage(&p, code, why))
 		}
 		if err != nil || p.Status == processTerminated {
 			return err
@@ -341,17 +347,25 @@ func (s *Service) AgentProcessExited(ctx context.Context, fleetID, computeName, 
 		if p.Compute != computeName {
 			return processNotFound(ref)()
 		}
-		return s.exited(tx, rec, &p, code)
+		return s.exited(tx, rec, &p, code, why)
 	})
 }
 
+// exitMessage is the fleet event message of a process's exit.
+func exitMessage(p *processDoc, code api.EventCode, why string) string {
+	if why != "" {
+		return p.describe() + " exited: " + string(code) + ": " + why
+	}
+	return p.describe() + " exited: " + string(code) + "."
+}
+
 // exited marks a live process TERMINATED after its exit, with the fleet event that fits.
-func (s *Service) exited(tx store.Tx, rec *store.Record, p *processDoc, code api.EventCode) error {
+func (s *Service) exited(tx store.Tx, rec *store.Record, p *processDoc, code api.EventCode, why string) error {
 	if code == "" && p.Status != processTerminating {
 		code = api.EventCodeServerProcessCrashed
 	}
 	if code != "" && string(code) != p.Reason {
-		if err := s.addEvent(tx, p.FleetID, code, p.describe()+" exited: "+string(code)+"."); err != nil {
+		if err := s.addEvent(tx, p.FleetID, code, exitMessage(p, code, why)); err != nil {
 			return err
 		}
 	}

@@ -75,6 +75,10 @@ type Config struct {
 	// NodeID is the ID of the server node this Service runs on, when several share the store:
 	// local instances are owned by nodes (instances_owner.go). Empty: a cluster of one.
 	NodeID string
+	// Host is the capacity of the host that runs local instances, from which
+	// DescribeEC2InstanceLimits derives each type's limit; unknown (zero) gives
+	// DefaultInstanceLimit for every type.
+	Host HostCapacity
 	// Logger receives, at debug level, the actions the domain takes (fleet events, placements
 	// and tickets ending, matches, timeouts), each once its transaction commits. Nil discards.
 	Logger *slog.Logger
@@ -90,6 +94,7 @@ type Service struct {
 	node    string
 	log     *slog.Logger
 	hosting hosting
+	host    HostCapacity
 	// sessions holds the game and player session settings (gamesessions.go).
 	sessions *sessionSettings
 	// ruleSets caches parsed FlexMatch rule sets (matchmaking_rulesets.go).
@@ -98,7 +103,7 @@ type Service struct {
 
 // New returns a Service for cfg, filling in the documented defaults.
 func New(cfg Config) *Service {
-	s := &Service{store: cfg.Store, clock: cfg.Clock, region: cfg.Region, account: cfg.AccountID, newID: cfg.NewID, node: cfg.NodeID}
+	s := &Service{store: cfg.Store, clock: cfg.Clock, region: cfg.Region, account: cfg.AccountID, newID: cfg.NewID, node: cfg.NodeID, host: cfg.Host}
 	if s.clock == nil {
 		s.clock = clock.Real{}
 	}

@@ -1,0 +1,94 @@
+package gamelift
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/hoist-gg/hoist/api"
+)
+
+func TestHostCapacityInstanceLimit(t *testing.T) {
+	c5large, _ := LookupInstanceType("c5.large")  // 2 vCPUs, 4 GiB
+	r524x, _ := LookupInstanceType("r5.24xlarge") // 96 vCPUs, 768 GiB
+	t2micro, _ := LookupInstanceType("t2.micro")  // 1 vCPU, 1 GiB
+	for _, c := range []struct {
+		host HostCapacity
+		t    InstanceType
+		want int32
+	}{
+		{HostCapacity{}, c5large, DefaultInstanceLimit},                                // unknown host
+		{HostCapacity{MemoryBytes: 10 << 30, CPUs: 16}, c5large, 2},                    // memory bound: 10/4
+		{HostCapacity{MemoryBytes: 64 << 30, CPUs: 2}, c5large, 4},                     // CPU bound: 2*4/2
+		{HostCapacity{MemoryBytes: 8 << 30, CPUs: 2}, r524x, 1},                        // larger than the host: still one
+		{HostCapacity{MemoryBytes: 1 << 40, CPUs: 128}, t2micro, DefaultInstanceLimit}, // capped
+		{HostCapacity{MemoryBytes: 23 << 30}, t2micro, 23},                             // CPUs unknown
+	} {
+		if got := c.host.InstanceLimit(c.t); got != c.want {
+			t.Errorf("%+v.InstanceLimit(%+v) = %d, want %d", c.host, c.t, got, c.want)
+		}
+	}
+}
+
+// TestInstanceLimitsFollowTheHost: DescribeEC2InstanceLimits reports what the host holds, and
+// UpdateFleetCapacity and CreateFleet refuse to go past it, counting every fleet of the type.
+func TestInstanceLimitsFollowTheHost(t *testing.T) {
+	f, _ := newHostFixture(t)
+	f.svc.host = HostCapacity{MemoryBytes: 10 << 30, CPUs: 8} // two c5.large (4 GiB each)
+	fleet := f.managedFleet(t)
+	c5 := api.EC2InstanceTypeC5Large
+	limits := ok(f.h.DescribeEC2InstanceLimits(f.ctx, &api.DescribeEC2InstanceLimitsInput{EC2InstanceType: &c5}))(t).EC2InstanceLimits
+	if len(limits) != 1 || *limits[0].InstanceLimit != 2 || *limits[0].CurrentInstances != 1 {
+		t.Fatalf("limits %+v", limits)
+	}
+	capacity := func(desired int32) error {
+		return errOf(f.h.UpdateFleetCapacity(f.ctx, &api.UpdateFleetCapacityInput{FleetId: api.String(fleet),
+			DesiredInstances: api.Int32(desired), MaxSize: api.Int32(10)}))
+	}
+	err := capacity(3)
+	wantCode(t, err, api.LimitExceededException)
+	if !strings.Contains(err.Error(), "limit of 2") {
+		t.Errorf("error %q does not name the limit", err)
+	}
+	ok(struct{}{}, capacity(2))(t)
+	wantCode(t, errOf(f.h.CreateFleet(f.ctx, ec2Fleet(f.readyBuild(t)))), api.LimitExceededException)
+	m5 := ec2Fleet(f.readyBuild(t))
+	m5.EC2InstanceType = ptr(api.EC2InstanceTypeM5Large) // another type has a limit of its own
+	ok(f.h.CreateFleet(f.ctx, m5))(t)
+	ok(struct{}{}, capacity(1))(t) // lowering is always allowed
+	ok(f.h.CreateFleet(f.ctx, ec2Fleet(f.readyBuild(t))))(t)
+}
+
+func TestLocalInstanceResources(t *testing.T) {
+	f, _ := newHostFixture(t)
+	fleet := f.managedFleet(t)
+	lis := f.localInstances(t, fleet)
+	want := InstanceResources{CPUs: 2, MemoryBytes: 4 << 30, Pids: 4096}
+	if len(lis) != 1 || lis[0].Resources != want {
+		t.Fatalf("local instances %+v, want resources %+v", lis, want)
+	}
+}
+
+func TestInstanceProcessOutOfMemory(t *testing.T) {
+	h := newHost(t)
+	h.ready(t, "hungry", 7777)
+	if err := h.f.svc.InstanceProcessOutOfMemory(h.f.ctx, h.fleet, "host-1", "hungry", 4<<30); err != nil {
+		t.Fatal(err)
+	}
+	if h.status(t, "hungry") != processTerminated || h.activeCount(t) != 0 {
+		t.Error("a process killed out of memory is not TERMINATED")
+	}
+	events := ok(h.f.h.DescribeFleetEvents(h.f.ctx, &api.DescribeFleetEventsInput{FleetId: api.String(h.fleet)}))(t).Events
+	last := events[len(events)-1]
+	if *last.EventCode != api.EventCodeServerProcessCrashed || !strings.Contains(*last.Message, "out of memory") ||
+		!strings.Contains(*last.Message, "4 GiB") || !strings.Contains(*last.Message, "hungry") {
+		t.Fatalf("last event %s: %s", *last.EventCode, *last.Message)
+	}
+	// A process that never connected still leaves the event.
+	if err := h.f.svc.InstanceProcessOutOfMemory(h.f.ctx, h.fleet, "host-1", "early", 1536<<20); err != nil {
+		t.Fatal(err)
+	}
+	events = ok(h.f.h.DescribeFleetEvents(h.f.ctx, &api.DescribeFleetEventsInput{FleetId: api.String(h.fleet)}))(t).Events
+	if last := events[len(events)-1]; !strings.Contains(*last.Message, "1536 MiB") {
+		t.Fatalf("last event %s", *last.Message)
+	}
+}
