@@ -76,6 +76,10 @@ type Config struct {
 	// GameLift event — placement, matchmaking and fleet events — besides each resource's own
 	// NotificationTarget, as an EventBridge rule for source aws.gamelift would.
 	EventsTopic string
+	// HostCapacity is the memory and CPUs local instances share, from which each instance
+	// type's DescribeEC2InstanceLimits limit follows; zero: unknown, every type gets
+	// gamelift.DefaultInstanceLimit (`hoist server` detects it; docs/managed-fleets.md).
+	HostCapacity gamelift.HostCapacity
 }
 
 // Defaults for Config.
@@ -208,7 +212,7 @@ func (s *Server) build() error {
 	backend := &hostingBackend{parts: s.parts}
 	svc := gamelift.New(gamelift.Config{Store: s.store, Clock: s.cfg.Clock, Region: s.cfg.Region,
 		AccountID: s.cfg.AccountID, SDKEndpoint: s.SDKEndpoint(), AgentEndpoint: s.AgentEndpoint(), NodeID: s.nodeID,
-		Logger: s.log})
+		Host: s.cfg.HostCapacity, Logger: s.log})
 	deliver := newDelivery(svc, nil, s.setupNotifications(auth), s.log)
 	hub := sdkws.New(sdkws.Config{Backend: backend, GameSessions: backend, Agent: backend, SigV4Keys: s.keys,
 		Clock: s.cfg.Clock, Logger: s.log, OnProcessConnected: deliver.processConnected, OnAgentConnected: deliver.agentConnected,

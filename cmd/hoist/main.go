@@ -99,8 +99,13 @@ func serverFlags(args []string, out io.Writer) (server.Config, string, error) {
 	fs.StringVar(&cfg.SDKEndpoint, "sdk-endpoint", "", "Server SDK websocket URL handed to computes (default ws://<listen>/sdk)")
 	fs.StringVar(&cfg.AgentEndpoint, "agent-endpoint", "", "agent websocket URL handed to computes (default ws://<listen>/agent)")
 	fs.BoolVar(&cfg.Dev, "dev", false, "dev mode: virtual time that 'hoist time advance' moves forward (embedded store only; docs/dev.md)")
+	hostMemory := fs.String("host-memory", "", "memory local instances share, e.g. 64GiB, for the instance limits (empty: the host's MemTotal)")
+	hostCPUs := fs.Int("host-cpus", 0, "CPUs local instances share, for the instance limits (0: the CPUs this process may use)")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
 	err := cli.Parse(fs, args)
+	if err == nil {
+		cfg.HostCapacity, err = hostCapacity(*hostMemory, *hostCPUs)
+	}
 	if err == nil && fs.NArg() > 0 {
 		err = &cli.UsageError{Err: fmt.Errorf("unexpected argument %q", fs.Arg(0))}
 	}
