@@ -225,3 +225,17 @@ func (m *Manager) Sweep(keep func(name string) bool) ([]string, error) {
 	}
 	return removed, nil
 }
+
+// Remove removes every group (killing what runs in them) and the parent group itself, in
+// every hierarchy: for a Hoist server that shuts down for good, and for tests.
+func (m *Manager) Remove() error {
+	if _, err := m.Sweep(nil); err != nil {
+		return err
+	}
+	for _, h := range m.hiers {
+		if err := os.Remove(h.parent); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("cgroup: cannot remove %s: %w", h.parent, err)
+		}
+	}
+	return nil
+}

@@ -24,12 +24,12 @@ func newManager(t *testing.T) *Manager {
 		t.Skipf("no cgroups here: %v", err)
 	}
 	t.Cleanup(func() {
-		if _, err := m.Sweep(nil); err != nil {
+		if err := m.Remove(); err != nil {
 			t.Error(err)
 		}
 		for _, h := range m.hiers {
-			if err := os.Remove(h.parent); err != nil {
-				t.Error(err)
+			if _, err := os.Stat(h.parent); !os.IsNotExist(err) {
+				t.Errorf("%s still there after Remove: %v", h.parent, err)
 			}
 		}
 	})
