@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -242,4 +243,30 @@ func TestHostMemory(t *testing.T) {
 	if _, err := parseKiB(" 12 MB"); err == nil {
 		t.Fatal("parseKiB accepted MB")
 	}
+}
+
+// TestCPUQuotaThrottles: a busy process in a group with a small quota is throttled by the
+// kernel (cpu.stat nr_throttled), not only configured.
+func TestCPUQuotaThrottles(t *testing.T) {
+	m := newManager(t)
+	g, err := m.Create("i-cpu", Limits{CPUs: 0.01}) // 1 ms of CPU per 100 ms period
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	cmd, out := startIn(t, g, `i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done`)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("busy loop: %v %s", err, out)
+	}
+	for i, h := range g.hiers {
+		if !slices.Contains(h.ctrls, "cpu") {
+			continue
+		}
+		n, err := readKeyed(filepath.Join(g.dirs[i], "cpu.stat"), "nr_throttled")
+		if err != nil || n == 0 {
+			t.Fatalf("nr_throttled = %d, %v", n, err)
+		}
+		return
+	}
+	t.Fatal("no hierarchy carries cpu")
 }
