@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/hoist-gg/hoist/agent/supervisor"
 	"github.com/hoist-gg/hoist/api"
@@ -198,5 +199,49 @@ func TestDegradedResources(t *testing.T) {
 	}
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSupervisedProcessOutOfMemory: a server process run by agent/supervisor, joined to its
+// instance's group as package contain joins it, is killed past the memory limit, and the
+// supervisor's Exit for it is reported as the out-of-memory crash.
+func TestSupervisedProcessOutOfMemory(t *testing.T) {
+	r := newTestResources(t)
+	svc, li := managedInstance(t)
+	li.Resources.MemoryBytes = 48 << 20
+	ig, err := r.Create(li)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ig.Close()
+	exits := make(chan supervisor.Exit, 10)
+	sup := supervisor.New(supervisor.Config{StaggerMin: 0, StaggerMax: 1, Rand: func() float64 { return 0 },
+		Hooks: supervisor.Hooks{
+			Prestart: func(_ context.Context, l *supervisor.Launch) error {
+				l.Path, l.Dir = "/bin/sh", "/"
+				l.Args = append([]string{"-c", `for f do echo $$ > "$f" || exit 97; done; exec tail /dev/zero`, "sh"}, ig.ProcsFiles()...)
+				return nil
+			},
+			Exited: func(e supervisor.Exit) { exits <- e },
+		}})
+	sup.SetConfig([]supervisor.ServerProcess{{LaunchPath: "/local/game/server", ConcurrentExecutions: 1}})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go sup.Run(ctx)
+	var e supervisor.Exit
+	select {
+	case e = <-exits:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the process was not killed within 30 s")
+	}
+	sup.Stop()
+	<-sup.Done()
+	if err := reportExit(t.Context(), svc, li, ig, e); err != nil {
+		t.Fatal(err)
+	}
+	ev := lastEvent(t, svc, li.FleetID)
+	if *ev.EventCode != api.EventCodeServerProcessCrashed || !strings.Contains(*ev.Message, "out of memory") ||
+		!strings.Contains(*ev.Message, "48 MiB") || !strings.Contains(*ev.Message, e.ID) {
+		t.Fatalf("exit %+v reported as %s: %s", e, *ev.EventCode, *ev.Message)
 	}
 }
