@@ -27,8 +27,6 @@ type ResourcesConfig struct {
 	// Parent is the name of the parent group of the instances' groups (cgroup.DefaultParent
 	// when empty); two Hoist servers on one host need different ones.
 	Parent string
-	// Clock paces the wait for a closed group's processes to drain; clock.Real{} when nil.
-	Clock clock.Clock
 	// Logger gets one line at start saying whether instances are limited; discarded when nil.
 	Logger *slog.Logger
 }
@@ -36,7 +34,9 @@ type ResourcesConfig struct {
 // NewResources sets up the instances' control groups, or the degraded mode when the host
 // cannot have them; either way it logs once which it is.
 func NewResources(cfg ResourcesConfig) *Resources {
-	m, err := cgroup.New(cgroup.Config{Parent: cfg.Parent, Clock: cfg.Clock})
+	// The wait for a closed group to drain is on the wall clock, never the host's (possibly
+	// virtual) one: it waits for the kernel to end processes, not for game time to pass.
+	m, err := cgroup.New(cgroup.Config{Parent: cfg.Parent, Clock: clock.Real{}})
 	r := newResources(m, err)
 	log := cfg.Logger
 	if log == nil {
