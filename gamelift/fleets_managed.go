@@ -151,10 +151,8 @@ func (s *Service) createManagedFleet(ctx context.Context, in *api.CreateFleetInp
 		if err := s.checkFleetBuild(tx, doc, m); err != nil {
 			return err
 		}
-		for loc, c := range m.Capacity {
-			if err := s.checkInstanceLimit(tx, doc.ID, m.InstanceType, loc, c.Desired); err != nil {
-				return err
-			}
+		if err := s.checkFleetRoom(tx, m); err != nil {
+			return err
 		}
 		if err := insertDoc(tx, kindFleet, doc.ID, doc); err != nil {
 			return err
@@ -314,8 +312,8 @@ func (s *Service) managedFleetTx(tx store.Tx, id string) (*store.Record, *fleetD
 // UpdateFleetCapacity sets a location's desired, minimum and maximum instance counts (the
 // home Region when Location is absent). Instances are started or stopped to match at once;
 // scale-down never stops an instance with a protected live game session.
-// Raising the desired count past what the host holds for the instance type, counting the
-// other fleets' instances (DescribeEC2InstanceLimits), is refused with LimitExceededException.
+// Raising the desired count past what the host holds (DescribeEC2InstanceLimits: what every
+// live instance leaves of it) is refused with LimitExceededException.
 func (s *Service) UpdateFleetCapacity(ctx context.Context, in *api.UpdateFleetCapacityInput) (*api.UpdateFleetCapacityOutput, error) {
 	id, err := s.fleetID(in.FleetId)
 	if err != nil {
@@ -339,7 +337,7 @@ func (s *Service) UpdateFleetCapacity(ctx context.Context, in *api.UpdateFleetCa
 		}
 		next := requestedCapacity(*c, in)
 		if next.Desired > c.Desired {
-			if err := s.checkInstanceLimit(tx, id, m.InstanceType, loc, next.Desired); err != nil {
+			if err := s.checkCapacityRoom(tx, id, m.InstanceType, loc, next.Desired); err != nil {
 				return err
 			}
 		}
@@ -567,21 +565,23 @@ func (s *Service) setFleetActions(ctx context.Context, fleet, location *string, 
 }
 
 // DescribeEC2InstanceLimits reports, per instance type in use (or the one asked for), how
-// many local instances run and how many this host holds (HostCapacity.InstanceLimit), for the
-// home Region or the location asked for.
+// many local instances run and how many this host holds (those and as many more as fit in
+// what the live instances leave of it; instancelimits.go), for the home Region or the
+// location asked for.
 func (s *Service) DescribeEC2InstanceLimits(ctx context.Context, in *api.DescribeEC2InstanceLimitsInput) (*api.DescribeEC2InstanceLimitsOutput, error) {
 	loc := api.Deref(in.Location)
 	if loc == "" {
 		loc = s.region
 	}
-	var counts map[string]int32
+	var c *census
 	err := s.view(ctx, func(tx store.Tx) (err error) {
-		counts, err = liveInstancesByType(tx, loc, "")
+		c, err = s.takeCensus(tx)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
+	counts := c.byLoc[loc]
 	if in.EC2InstanceType != nil {
 		counts = map[string]int32{string(*in.EC2InstanceType): counts[string(*in.EC2InstanceType)]}
 	}
@@ -589,7 +589,7 @@ func (s *Service) DescribeEC2InstanceLimits(ctx context.Context, in *api.Describ
 	for _, t := range slices.Sorted(mapKeys(counts)) {
 		it := api.EC2InstanceType(t)
 		out.EC2InstanceLimits = append(out.EC2InstanceLimits, api.EC2InstanceLimit{EC2InstanceType: &it,
-			CurrentInstances: api.Int32(counts[t]), InstanceLimit: api.Int32(s.instanceLimit(t)), Location: api.String(loc)})
+			CurrentInstances: api.Int32(counts[t]), InstanceLimit: api.Int32(c.limit(t, loc)), Location: api.String(loc)})
 	}
 	return out, nil
 }

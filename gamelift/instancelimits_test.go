@@ -7,38 +7,50 @@ import (
 	"github.com/hoist-gg/hoist/api"
 )
 
-func TestHostCapacityInstanceLimit(t *testing.T) {
+func TestHostCapacityFit(t *testing.T) {
 	c5large, _ := LookupInstanceType("c5.large")  // 2 vCPUs, 4 GiB
 	r524x, _ := LookupInstanceType("r5.24xlarge") // 96 vCPUs, 768 GiB
 	t2micro, _ := LookupInstanceType("t2.micro")  // 1 vCPU, 1 GiB
+	small := HostCapacity{MemoryBytes: 8 << 30, CPUs: 2}
 	for _, c := range []struct {
 		host HostCapacity
 		t    InstanceType
+		used hostUse
 		want int32
 	}{
-		{HostCapacity{}, c5large, DefaultInstanceLimit},                                // unknown host
-		{HostCapacity{MemoryBytes: 10 << 30, CPUs: 16}, c5large, 2},                    // memory bound: 10/4
-		{HostCapacity{MemoryBytes: 64 << 30, CPUs: 2}, c5large, 4},                     // CPU bound: 2*4/2
-		{HostCapacity{MemoryBytes: 8 << 30, CPUs: 2}, r524x, 1},                        // larger than the host: still one
-		{HostCapacity{MemoryBytes: 1 << 40, CPUs: 128}, t2micro, DefaultInstanceLimit}, // capped
-		{HostCapacity{MemoryBytes: 23 << 30}, t2micro, 23},                             // CPUs unknown
+		{HostCapacity{}, c5large, hostUse{}, DefaultInstanceLimit},                       // unknown host
+		{HostCapacity{MemoryBytes: 10 << 30, CPUs: 16}, c5large, hostUse{}, 2},           // memory bound: 10/4
+		{HostCapacity{MemoryBytes: 64 << 30, CPUs: 2}, c5large, hostUse{}, 4},            // CPU bound: 2*4/2
+		{HostCapacity{MemoryBytes: 10 << 30, CPUs: 16}, c5large, hostUse{6 << 30, 2}, 1}, // what others leave
+		{small, r524x, hostUse{}, 1},                                                     // larger than the host: alone
+		{small, r524x, small.footprint(t2micro), 0},                                      // ... and not beside another
+		{HostCapacity{MemoryBytes: 1 << 40, CPUs: 128}, t2micro, hostUse{}, DefaultInstanceLimit},
+		{HostCapacity{MemoryBytes: 23 << 30}, t2micro, hostUse{}, 23}, // CPUs unknown
+		{small, c5large, hostUse{12 << 30, 4}, 0},                     // over-full: none
 	} {
-		if got := c.host.InstanceLimit(c.t); got != c.want {
-			t.Errorf("%+v.InstanceLimit(%+v) = %d, want %d", c.host, c.t, got, c.want)
+		if got := c.host.fit(c.t, c.used); got != c.want {
+			t.Errorf("%+v.fit(%+v, %+v) = %d, want %d", c.host, c.t, c.used, got, c.want)
 		}
 	}
 }
 
-// TestInstanceLimitsFollowTheHost: DescribeEC2InstanceLimits reports what the host holds, and
-// UpdateFleetCapacity and CreateFleet refuse to go past it, counting every fleet of the type.
+// TestInstanceLimitsFollowTheHost: DescribeEC2InstanceLimits reports what the host holds
+// besides the live instances of every type, and UpdateFleetCapacity and CreateFleet refuse to
+// go past it.
 func TestInstanceLimitsFollowTheHost(t *testing.T) {
 	f, _ := newHostFixture(t)
 	f.svc.host = HostCapacity{MemoryBytes: 10 << 30, CPUs: 8} // two c5.large (4 GiB each)
 	fleet := f.managedFleet(t)
-	c5 := api.EC2InstanceTypeC5Large
-	limits := ok(f.h.DescribeEC2InstanceLimits(f.ctx, &api.DescribeEC2InstanceLimitsInput{EC2InstanceType: &c5}))(t).EC2InstanceLimits
-	if len(limits) != 1 || *limits[0].InstanceLimit != 2 || *limits[0].CurrentInstances != 1 {
-		t.Fatalf("limits %+v", limits)
+	limit := func(typ api.EC2InstanceType) (current, limit int32) {
+		t.Helper()
+		out := ok(f.h.DescribeEC2InstanceLimits(f.ctx, &api.DescribeEC2InstanceLimitsInput{EC2InstanceType: &typ}))(t).EC2InstanceLimits
+		if len(out) != 1 || *out[0].EC2InstanceType != typ {
+			t.Fatalf("limits %+v", out)
+		}
+		return *out[0].CurrentInstances, *out[0].InstanceLimit
+	}
+	if cur, lim := limit(api.EC2InstanceTypeC5Large); cur != 1 || lim != 2 {
+		t.Fatalf("c5.large: %d of %d", cur, lim)
 	}
 	capacity := func(desired int32) error {
 		return errOf(f.h.UpdateFleetCapacity(f.ctx, &api.UpdateFleetCapacityInput{FleetId: api.String(fleet),
@@ -46,16 +58,27 @@ func TestInstanceLimitsFollowTheHost(t *testing.T) {
 	}
 	err := capacity(3)
 	wantCode(t, err, api.LimitExceededException)
-	if !strings.Contains(err.Error(), "limit of 2") {
+	if !strings.Contains(err.Error(), "limit is 2") {
 		t.Errorf("error %q does not name the limit", err)
 	}
 	ok(struct{}{}, capacity(2))(t)
 	wantCode(t, errOf(f.h.CreateFleet(f.ctx, ec2Fleet(f.readyBuild(t)))), api.LimitExceededException)
+	ok(struct{}{}, capacity(1))(t) // lowering is always allowed; 6 GiB left
+	if cur, lim := limit(api.EC2InstanceTypeM5Large); cur != 0 || lim != 0 {
+		t.Fatalf("m5.large (8 GiB) beside a c5.large: %d of %d", cur, lim)
+	}
 	m5 := ec2Fleet(f.readyBuild(t))
-	m5.EC2InstanceType = ptr(api.EC2InstanceTypeM5Large) // another type has a limit of its own
-	ok(f.h.CreateFleet(f.ctx, m5))(t)
-	ok(struct{}{}, capacity(1))(t) // lowering is always allowed
+	m5.EC2InstanceType = ptr(api.EC2InstanceTypeM5Large)
+	wantCode(t, errOf(f.h.CreateFleet(f.ctx, m5)), api.LimitExceededException)
+	micro := ec2Fleet(f.readyBuild(t))
+	micro.EC2InstanceType = ptr(api.EC2InstanceTypeT2Micro)
+	micro.Locations = locations(testRegion, "us-east-1") // one instance in each: 2 GiB
+	ok(f.h.CreateFleet(f.ctx, micro))(t)
+	if cur, lim := limit(api.EC2InstanceTypeC5Large); cur != 1 || lim != 2 {
+		t.Fatalf("c5.large beside two t2.micro: %d of %d", cur, lim) // 4 GiB left
+	}
 	ok(f.h.CreateFleet(f.ctx, ec2Fleet(f.readyBuild(t))))(t)
+	wantCode(t, errOf(f.h.CreateFleet(f.ctx, micro)), api.LimitExceededException) // 0 GiB left
 }
 
 func TestLocalInstanceResources(t *testing.T) {

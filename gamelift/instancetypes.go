@@ -3,9 +3,6 @@ package gamelift
 import (
 	"strconv"
 	"strings"
-
-	"github.com/hoist-gg/hoist/api"
-	"github.com/hoist-gg/hoist/store"
 )
 
 // The sizes of the EC2 instance types GameLift accepts (api.EC2InstanceType), from Amazon's
@@ -152,36 +149,6 @@ func LookupInstanceType(name string) (InstanceType, bool) {
 	return t, ok
 }
 
-// HostCapacity is what the host that runs the local instances has. DescribeEC2InstanceLimits
-// derives each type's InstanceLimit from it (InstanceLimit).
-type HostCapacity struct {
-	// MemoryBytes is the host's memory; 0 when unknown.
-	MemoryBytes int64
-	// CPUs is the host's CPU count; 0 when unknown.
-	CPUs int
-}
-
-// CPUOversubscription is how many instance vCPUs one host CPU backs. Game servers mostly wait
-// for their players and each instance's CPU quota caps it at its type's vCPUs, so CPUs are
-// shared four ways; memory is never oversubscribed: an instance that used its type's memory
-// on a host that does not have it would be killed.
-const CPUOversubscription = 4
-
-// InstanceLimit is how many instances of type t the host holds at once: as many as fit in
-// its memory, and in its CPUs times CPUOversubscription, at least 1 (an instance larger than
-// the host still runs one, its limits then ceilings the host cannot fully back) and at most
-// DefaultInstanceLimit. With an unknown capacity it is DefaultInstanceLimit.
-func (h HostCapacity) InstanceLimit(t InstanceType) int32 {
-	limit := int64(DefaultInstanceLimit)
-	if h.MemoryBytes > 0 && t.MemoryMiB > 0 {
-		limit = min(limit, h.MemoryBytes/t.MemoryBytes())
-	}
-	if h.CPUs > 0 && t.VCPUs > 0 {
-		limit = min(limit, int64(h.CPUs*CPUOversubscription/t.VCPUs))
-	}
-	return int32(max(limit, 1))
-}
-
 // InstanceResources are the limits a local instance's processes run under together: its
 // type's vCPUs and memory, and a process count. Zero fields mean no limit.
 type InstanceResources struct {
@@ -206,42 +173,4 @@ func resourcesOf(name string) InstanceResources {
 		return InstanceResources{}
 	}
 	return InstanceResources{CPUs: float64(t.VCPUs), MemoryBytes: t.MemoryBytes(), Pids: InstancePids(t.VCPUs)}
-}
-
-// instanceLimit is the host's InstanceLimit for the type name.
-func (s *Service) instanceLimit(name string) int32 {
-	t, _ := LookupInstanceType(name)
-	return s.host.InstanceLimit(t)
-}
-
-// liveInstancesByType counts, in tx, the PENDING and ACTIVE instances in loc by instance
-// type, leaving out those of the fleet skip.
-func liveInstancesByType(tx store.Tx, loc, skip string) (map[string]int32, error) {
-	types := map[string]string{}
-	if err := eachRecord(tx, kindManaged, func(_ *store.Record, m *managedDoc) { types[m.FleetID] = m.InstanceType }); err != nil {
-		return nil, err
-	}
-	counts := map[string]int32{}
-	err := eachRecord(tx, kindEC2Instance, func(_ *store.Record, d *ec2InstanceDoc) {
-		if d.Location == loc && d.Status != ec2Terminating && d.FleetID != skip {
-			counts[types[d.FleetID]]++
-		}
-	})
-	return counts, err
-}
-
-// checkInstanceLimit refuses, in tx, to run desired instances of type typ in loc for fleet
-// fleetID when with the other fleets' instances of that type they exceed the host's limit
-// (LimitExceededException, as GameLift answers past an account's instance limit).
-func (s *Service) checkInstanceLimit(tx store.Tx, fleetID, typ, loc string, desired int32) error {
-	counts, err := liveInstancesByType(tx, loc, fleetID)
-	if err != nil {
-		return err
-	}
-	if limit := s.instanceLimit(typ); counts[typ]+desired > limit {
-		return api.Errorf(api.LimitExceededException,
-			"%d %s instances in %s would exceed this host's limit of %d for the type (DescribeEC2InstanceLimits); %d run in other fleets.",
-			counts[typ]+desired, typ, loc, limit, counts[typ])
-	}
-	return nil
 }
