@@ -147,3 +147,23 @@ func (s *Service) checkFleetRoom(tx store.Tx, m *managedDoc) error {
 	}
 	return c.checkRoom(m.InstanceType, more)
 }
+
+// roomFor lowers an autoscaling decision for loc to what the host holds, never below the
+// current desired count: the autoscaler stops at the instance limit as it stops at MaxSize.
+// limited says whether it had to.
+func (s *Service) roomFor(tx store.Tx, fleetID, typ, loc string, cur, next capacityDoc) (capacityDoc, bool, error) {
+	if next.Desired <= cur.Desired {
+		return next, false, nil
+	}
+	c, err := s.takeCensus(tx)
+	if err != nil {
+		return next, false, err
+	}
+	t, _ := LookupInstanceType(typ)
+	most := c.byFleet[fleetID][loc] + min(c.host.fit(t, c.used), DefaultInstanceLimit-c.byLoc[loc][typ])
+	if next.Desired <= most {
+		return next, false, nil
+	}
+	next.Desired = max(cur.Desired, most)
+	return next, true, nil
+}

@@ -3,6 +3,7 @@ package gamelift
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hoist-gg/hoist/api"
 )
@@ -113,5 +114,30 @@ func TestInstanceProcessOutOfMemory(t *testing.T) {
 	events = ok(h.f.h.DescribeFleetEvents(h.f.ctx, &api.DescribeFleetEventsInput{FleetId: api.String(h.fleet)}))(t).Events
 	if last := events[len(events)-1]; !strings.Contains(*last.Message, "1536 MiB") {
 		t.Fatalf("last event %s", *last.Message)
+	}
+}
+
+// TestAutoscalerStopsAtTheInstanceLimit: a scaling policy that asks for more instances than
+// the host holds gets as many as it holds, without an error.
+func TestAutoscalerStopsAtTheInstanceLimit(t *testing.T) {
+	f, _ := newHostFixture(t)
+	f.svc.host = HostCapacity{MemoryBytes: 10 << 30, CPUs: 8} // two c5.large
+	fleet := f.scalingFleet(t, 4)
+	f.activeSession(t, fleet)
+	f.activeSession(t, fleet)
+	ok(f.h.PutScalingPolicy(f.ctx, rulePolicyInput(fleet, "full", api.MetricNameAvailableGameSessions,
+		api.ComparisonOperatorTypeLessThanThreshold, 1, 1, 3, api.ScalingAdjustmentTypeChangeInCapacity)))(t)
+	f.autoscale(t, 0)
+	if d := f.desired(t, fleet); d != 2 {
+		t.Fatalf("desired %d, want 2 (the host's limit)", d)
+	}
+	f.activateInstances(t, fleet)
+	f.activeSession(t, fleet)
+	f.activeSession(t, fleet)
+	for range 12 {
+		f.autoscale(t, time.Minute) // full again, and at the limit
+	}
+	if d := f.desired(t, fleet); d != 2 {
+		t.Fatalf("desired %d at the limit, want 2", d)
 	}
 }

@@ -182,6 +182,13 @@ func (s *Service) evaluatePolicy(tx store.Tx, f *fleetDoc, mrec *store.Record, m
 		if !act {
 			continue
 		}
+		next, limited, err := s.roomFor(tx, f.ID, m.InstanceType, loc, *m.Capacity[loc], next)
+		if err != nil {
+			return err
+		}
+		if limited && next.Desired == m.Capacity[loc].Desired {
+			continue // at the host's instance limit (instancelimits.go)
+		}
 		if err := s.changeCapacityTx(tx, f, mrec, m, loc, next, fmt.Sprintf("%s in %s.", why, loc)); err != nil {
 			return err
 		}
