@@ -17,6 +17,15 @@ import (
 // type with control groups (package cgroup): one group per instance, named after it. On a
 // host without cgroups (not root, a controller missing, not Linux) it runs degraded: groups
 // are not created, Reason says why, and instances run unlimited, as before.
+//
+// How the host uses it (docs/managed-fleets.md, "Resources"):
+//
+//	New:          r := NewResources(...); r.Sweep(nil) before any instance runs
+//	setup:        ig, err := r.Create(li) before the install script (ig is nil when degraded)
+//	each process: contain.Spec.Cgroups = ig.ProcsFiles(); netguard attaches at ig.UnifiedDir()
+//	install:      an install script that died of SIGKILL: ig.KilledOutOfMemory(true)
+//	exit:         reportExit(ctx, control, li, ig, exit) instead of AgentProcessExited
+//	teardown:     ig.Close() once the processes are stopped, before the sandbox goes
 type Resources struct {
 	m      *cgroup.Manager // nil when degraded
 	reason string
