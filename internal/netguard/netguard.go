@@ -1,0 +1,163 @@
+// Package netguard restricts the addresses and ports the processes of a cgroup may bind,
+// with cgroup BPF sock_addr programs (BPF_CGROUP_INET4_BIND, BPF_CGROUP_INET6_BIND).
+//
+// A managed-fleet instance is an address on the host (127.0.x.y, or an address in its own
+// network namespace). Attached to the instance's cgroup2 directory, the guard makes that
+// address the only one its processes can bind:
+//
+//   - a bind to the wildcard (0.0.0.0, ::, ::ffff:0.0.0.0) is rewritten to the instance
+//     address, so a game that listens on all addresses works and ends up on its own;
+//   - a bind to the instance address (or its IPv4-mapped IPv6 form) is allowed;
+//   - any other address, the server's 127.0.0.1 and every IPv6 address (::1 included) among
+//     them, is refused with EPERM;
+//   - with Rules.Ports, only ports in those ranges (and port 0, an ephemeral port) may be
+//     bound.
+//
+// The programs stay attached until Close or until the cgroup is removed, also when the
+// process that attached them exits: a guard fails closed. See docs/isolation-network.md for
+// what is and is not enforced. The host wiring (hostd, cmd/hoist) imports this package.
+package netguard
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/link"
+)
+
+// Protocol selects the sockets a port range applies to.
+type Protocol int
+
+// Protocols of a port range; the values are the IP protocol numbers the kernel reports.
+const (
+	AnyProtocol Protocol = 0
+	TCP         Protocol = 6
+	UDP         Protocol = 17
+)
+
+// PortRange is an inclusive range of ports, for one protocol or for both.
+type PortRange struct {
+	From, To uint16
+	Protocol Protocol
+}
+
+// Rules say what the processes of a cgroup may bind.
+type Rules struct {
+	// Addr is the instance's IPv4 address: the one address they may bind.
+	Addr netip.Addr
+	// Ports, when not empty, are the only ports they may bind (port 0 always passes:
+	// the kernel picks an ephemeral port). Empty means every port.
+	Ports []PortRange
+}
+
+// MaxPortRanges bounds Rules.Ports (a fleet has at most 50 inbound permissions).
+const MaxPortRanges = 64
+
+// serverAddr is the address `hoist server` listens on by default; no instance may own it.
+var serverAddr = netip.MustParseAddr("127.0.0.1")
+
+// allowMulti is BPF_F_ALLOW_MULTI: programs of ancestor cgroups keep running too.
+const allowMulti = 1 << 1
+
+// Validate reports what is wrong with r, in one line.
+func (r Rules) Validate() error {
+	switch {
+	case !r.Addr.Is4():
+		return fmt.Errorf("netguard: instance address %v is not an IPv4 address", r.Addr)
+	case r.Addr.IsUnspecified() || r.Addr == serverAddr:
+		return fmt.Errorf("netguard: instance address %v is not an instance's own", r.Addr)
+	case len(r.Ports) > MaxPortRanges:
+		return fmt.Errorf("netguard: %d port ranges, at most %d", len(r.Ports), MaxPortRanges)
+	}
+	for _, p := range r.Ports {
+		if p.From > p.To || p.From == 0 {
+			return fmt.Errorf("netguard: port range %d-%d is not valid", p.From, p.To)
+		}
+		if p.Protocol != AnyProtocol && p.Protocol != TCP && p.Protocol != UDP {
+			return fmt.Errorf("netguard: protocol %d is neither TCP nor UDP", p.Protocol)
+		}
+	}
+	return nil
+}
+
+// guard is an attached pair of programs.
+type guard struct {
+	dir      *os.File
+	attached []attachment
+}
+
+type attachment struct {
+	prog *ebpf.Program
+	typ  ebpf.AttachType
+}
+
+// Attach loads the bind programs for r and attaches them to cgroupDir, a cgroup2
+// directory; they apply to every process in it and in its descendants. Close detaches them.
+func Attach(cgroupDir string, r Rules) (io.Closer, error) {
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	dir, err := os.Open(cgroupDir)
+	if err != nil {
+		return nil, fmt.Errorf("netguard: %w", err)
+	}
+	g := &guard{dir: dir}
+	for _, p := range []struct {
+		typ   ebpf.AttachType
+		insns asm.Instructions
+	}{{ebpf.AttachCGroupInet4Bind, bind4(r)}, {ebpf.AttachCGroupInet6Bind, bind6(r)}} {
+		if err := g.attach(p.typ, p.insns); err != nil {
+			return nil, errors.Join(err, g.Close())
+		}
+	}
+	return g, nil
+}
+
+// attach loads one program and attaches it to g's cgroup.
+func (g *guard) attach(typ ebpf.AttachType, insns asm.Instructions) error {
+	prog, err := load(typ, insns)
+	if err != nil {
+		return err
+	}
+	err = link.RawAttachProgram(link.RawAttachProgramOptions{
+		Target: int(g.dir.Fd()), Program: prog, Attach: typ, Flags: allowMulti})
+	if err != nil {
+		prog.Close()
+		return fmt.Errorf("netguard: attaching %v to %s: %w", typ, g.dir.Name(), err)
+	}
+	g.attached = append(g.attached, attachment{prog, typ})
+	return nil
+}
+
+// load loads a cgroup sock_addr program.
+func load(typ ebpf.AttachType, insns asm.Instructions) (*ebpf.Program, error) {
+	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
+		Name: "hoist_bind", Type: ebpf.CGroupSockAddr, AttachType: typ,
+		Instructions: insns, License: "Apache-2.0",
+	})
+	if err != nil {
+		return nil, fmt.Errorf("netguard: loading the %v program: %w", typ, err)
+	}
+	return prog, nil
+}
+
+// Close detaches the programs. A cgroup already removed has nothing left to detach.
+func (g *guard) Close() error {
+	var errs []error
+	for _, a := range g.attached {
+		err := link.RawDetachProgram(link.RawDetachProgramOptions{
+			Target: int(g.dir.Fd()), Program: a.prog, Attach: a.typ})
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("netguard: detaching %v: %w", a.typ, err))
+		}
+		a.prog.Close()
+	}
+	g.attached = nil
+	errs = append(errs, g.dir.Close())
+	return errors.Join(errs...)
+}

@@ -1,0 +1,339 @@
+package netguard
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hoist-gg/hoist/internal/testwait"
+)
+
+// helperEnv makes the test binary a helper process that binds what its arguments say.
+const helperEnv = "HOIST_NETGUARD_HELPER"
+
+func TestMain(m *testing.M) {
+	switch os.Getenv(helperEnv) {
+	case "bind":
+		bindHelper(os.Args[1:])
+		os.Exit(0)
+	case "serve":
+		serveHelper()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// bindHelper takes pairs "network address", binds each and prints one line per pair:
+// "ok <local address>" or "err <EPERM or the error>".
+func bindHelper(args []string) {
+	for i := 0; i+1 < len(args); i += 2 {
+		addr, err := bind(args[i], args[i+1])
+		switch {
+		case errors.Is(err, syscall.EPERM):
+			fmt.Println("err EPERM")
+		case err != nil:
+			fmt.Println("err", err)
+		default:
+			fmt.Println("ok", addr)
+		}
+	}
+}
+
+// bind binds one socket and returns its local address as getsockname reports it.
+func bind(network, addr string) (string, error) {
+	if strings.HasPrefix(network, "udp") {
+		c, err := net.ListenPacket(network, addr)
+		if err != nil {
+			return "", err
+		}
+		defer c.Close()
+		return c.LocalAddr().String(), nil
+	}
+	l, err := net.Listen(network, addr)
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// serveHelper is a game server in miniature: it listens on 0.0.0.0, prints its address
+// and answers one connection's line with "echo: <line>".
+func serveHelper() {
+	l, err := net.Listen("tcp4", "0.0.0.0:0")
+	if err != nil {
+		fmt.Println("err", err)
+		return
+	}
+	fmt.Println("ok", l.Addr())
+	c, err := l.Accept()
+	if err != nil {
+		return
+	}
+	defer c.Close()
+	line, _ := bufio.NewReader(c).ReadString('\n')
+	fmt.Fprintf(c, "echo: %s", line)
+}
+
+// needGuard skips a test on a host where guards cannot be attached.
+func needGuard(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("netguard: needs root to create cgroups and attach BPF programs")
+	}
+	if ok, why := Supported(); !ok {
+		t.Skip(why)
+	}
+}
+
+// testCgroup creates a cgroup2 directory for the test and removes it at the end.
+func testCgroup(t *testing.T) string {
+	t.Helper()
+	mount, err := Cgroup2Mount()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(mount, fmt.Sprintf("hoist-netguard-test-%d-%s", os.Getpid(), t.Name()))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		testwait.Until(t, 10*time.Second, 10*time.Millisecond, "removing "+dir, func() bool {
+			return os.Remove(dir) == nil
+		})
+	})
+	return dir
+}
+
+// inCgroup runs the test binary as a helper in mode inside cgroup dir: the shell moves
+// itself into the cgroup and then becomes the helper, so every socket is the cgroup's.
+func inCgroup(dir, mode string, args ...string) *exec.Cmd {
+	script := `echo $$ > "$HOIST_CGROUP/cgroup.procs" && exec "$@"`
+	cmd := exec.Command("sh", append([]string{"-c", script, "sh", os.Args[0]}, args...)...)
+	cmd.Env = append(os.Environ(), helperEnv+"="+mode, "HOIST_CGROUP="+dir)
+	cmd.Stderr = os.Stderr
+	return cmd
+}
+
+// binds runs the bind helper in dir's cgroup and returns its lines, one per pair.
+func binds(t *testing.T, dir string, pairs ...string) []string {
+	t.Helper()
+	out, err := inCgroup(dir, "bind", pairs...).Output()
+	if err != nil {
+		t.Fatalf("bind helper: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != len(pairs)/2 {
+		t.Fatalf("bind helper printed %q for %q", lines, pairs)
+	}
+	return lines
+}
+
+// bindCase is a bind and the outcome the guard must give it.
+type bindCase struct {
+	network, addr string
+	want          string // "EPERM", or the local address without the port, or host:port
+}
+
+// checkBinds runs the cases in one helper process and compares the outcomes.
+func checkBinds(t *testing.T, dir string, cases []bindCase) {
+	t.Helper()
+	var pairs []string
+	for _, c := range cases {
+		pairs = append(pairs, c.network, c.addr)
+	}
+	for i, line := range binds(t, dir, pairs...) {
+		if got := outcome(line, cases[i].want); got != cases[i].want {
+			t.Errorf("bind %s %s: got %q, want %s", cases[i].network, cases[i].addr, line, cases[i].want)
+		}
+	}
+}
+
+// outcome reduces a helper line to what a case compares: EPERM, host:port when want has a
+// port, otherwise the host.
+func outcome(line, want string) string {
+	if line == "err EPERM" {
+		return "EPERM"
+	}
+	addr, ok := strings.CutPrefix(line, "ok ")
+	if !ok {
+		return line
+	}
+	if _, _, err := net.SplitHostPort(want); err == nil {
+		return addr
+	}
+	host, _, _ := net.SplitHostPort(addr)
+	return host
+}
+
+func hasIPv6() bool {
+	b, err := os.ReadFile("/proc/net/if_inet6")
+	return err == nil && len(b) > 0
+}
+
+func TestBindAddresses(t *testing.T) {
+	needGuard(t)
+	dir := testCgroup(t)
+	g, err := Attach(dir, Rules{Addr: netip.MustParseAddr("127.0.99.1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	cases := []bindCase{
+		{"tcp4", "0.0.0.0:0", "127.0.99.1"},
+		{"tcp4", "127.0.99.1:0", "127.0.99.1"},
+		{"tcp4", "127.0.0.1:0", "EPERM"},
+		{"tcp4", "127.0.99.2:0", "EPERM"},
+		{"udp4", "0.0.0.0:0", "127.0.99.1"},
+		{"udp4", "127.0.99.1:0", "127.0.99.1"},
+		{"udp4", "127.0.0.1:0", "EPERM"},
+	}
+	if hasIPv6() {
+		cases = append(cases,
+			bindCase{"tcp", ":0", "127.0.99.1"}, // Go's dual-stack [::] socket
+			bindCase{"udp", ":0", "127.0.99.1"},
+			bindCase{"tcp6", "[::1]:0", "EPERM"},
+			bindCase{"udp6", "[::1]:0", "EPERM"},
+			bindCase{"tcp", "[::ffff:127.0.0.1]:0", "EPERM"},
+			bindCase{"tcp", "[::ffff:127.0.99.1]:0", "127.0.99.1"},
+		)
+	}
+	checkBinds(t, dir, cases)
+
+	// The guard covers the cgroup only: this test process binds 127.0.0.1 as before.
+	if _, err := bind("tcp4", "127.0.0.1:0"); err != nil {
+		t.Errorf("outside the cgroup: %v", err)
+	}
+	// Detached, the cgroup's processes bind what they like again.
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	checkBinds(t, dir, []bindCase{{"tcp4", "127.0.0.1:0", "127.0.0.1"}, {"tcp4", "0.0.0.0:0", "0.0.0.0"}})
+}
+
+func TestBindPorts(t *testing.T) {
+	needGuard(t)
+	dir := testCgroup(t)
+	g, err := Attach(dir, Rules{Addr: netip.MustParseAddr("127.0.99.3"), Ports: []PortRange{
+		{From: 17000, To: 17010, Protocol: TCP}, {From: 18000, To: 18000, Protocol: UDP},
+		{From: 19000, To: 19001},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	checkBinds(t, dir, []bindCase{
+		{"tcp4", "0.0.0.0:17005", "127.0.99.3:17005"},
+		{"tcp4", "127.0.99.3:17010", "127.0.99.3:17010"},
+		{"tcp4", "0.0.0.0:16999", "EPERM"},
+		{"tcp4", "0.0.0.0:17011", "EPERM"},
+		{"udp4", "0.0.0.0:17005", "EPERM"}, // the range is TCP's
+		{"udp4", "0.0.0.0:18000", "127.0.99.3:18000"},
+		{"tcp4", "0.0.0.0:18000", "EPERM"},
+		{"tcp4", "0.0.0.0:19001", "127.0.99.3:19001"},
+		{"udp4", "0.0.0.0:19000", "127.0.99.3:19000"},
+		{"tcp4", "0.0.0.0:0", "127.0.99.3"}, // ephemeral
+		{"tcp4", "127.0.0.1:17005", "EPERM"},
+	})
+}
+
+// TestGameServerReachable: a server that listens on 0.0.0.0 inside the guard is reached on
+// its instance address.
+func TestGameServerReachable(t *testing.T) {
+	needGuard(t)
+	dir := testCgroup(t)
+	g, err := Attach(dir, Rules{Addr: netip.MustParseAddr("127.0.99.4")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	cmd := inCgroup(dir, "serve")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer cmd.Process.Kill()
+	r := bufio.NewReader(out)
+	line, err := r.ReadString('\n')
+	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "ok ")
+	if err != nil || !ok || !strings.HasPrefix(addr, "127.0.99.4:") {
+		t.Fatalf("server said %q (%v), want ok 127.0.99.4:port", line, err)
+	}
+	c, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintln(c, "hello")
+	reply, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil || reply != "echo: hello\n" {
+		t.Fatalf("reply %q (%v)", reply, err)
+	}
+}
+
+// TestManyRanges: the verifier accepts the largest program Rules allow.
+func TestManyRanges(t *testing.T) {
+	needGuard(t)
+	dir := testCgroup(t)
+	var ports []PortRange
+	for i := range MaxPortRanges {
+		ports = append(ports, PortRange{From: uint16(20000 + 2*i), To: uint16(20000 + 2*i), Protocol: UDP})
+	}
+	g, err := Attach(dir, Rules{Addr: netip.MustParseAddr("127.0.99.5"), Ports: ports})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	last := fmt.Sprintf("0.0.0.0:%d", 20000+2*(MaxPortRanges-1))
+	checkBinds(t, dir, []bindCase{
+		{"udp4", last, "127.0.99.5:" + last[len("0.0.0.0:"):]},
+		{"udp4", "0.0.0.0:20001", "EPERM"},
+	})
+}
+
+func TestAttachErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		r    Rules
+	}{
+		{"no address", Rules{}},
+		{"IPv6", Rules{Addr: netip.MustParseAddr("::1")}},
+		{"wildcard", Rules{Addr: netip.MustParseAddr("0.0.0.0")}},
+		{"server's", Rules{Addr: netip.MustParseAddr("127.0.0.1")}},
+		{"reversed range", Rules{Addr: netip.MustParseAddr("127.0.9.9"), Ports: []PortRange{{From: 9, To: 8}}}},
+		{"port 0", Rules{Addr: netip.MustParseAddr("127.0.9.9"), Ports: []PortRange{{From: 0, To: 8}}}},
+		{"protocol", Rules{Addr: netip.MustParseAddr("127.0.9.9"), Ports: []PortRange{{From: 1, To: 8, Protocol: 1}}}},
+		{"too many", Rules{Addr: netip.MustParseAddr("127.0.9.9"), Ports: make([]PortRange, MaxPortRanges+1)}},
+	} {
+		if _, err := Attach(t.TempDir(), tc.r); err == nil {
+			t.Errorf("%s: Attach accepted %+v", tc.name, tc.r)
+		}
+	}
+	if _, err := Attach(filepath.Join(t.TempDir(), "missing"), Rules{Addr: netip.MustParseAddr("127.0.9.9")}); err == nil {
+		t.Error("Attach to a missing directory succeeded")
+	}
+}
+
+func TestCgroup2Line(t *testing.T) {
+	line := "35 25 0:30 / /sys/fs/cgroup/unified rw,nosuid,nodev,noexec,relatime shared:10 - cgroup2 cgroup2 rw"
+	if dir, ok := cgroup2Line(line); !ok || dir != "/sys/fs/cgroup/unified" {
+		t.Errorf("cgroup2Line = %q, %v", dir, ok)
+	}
+	other := "36 25 0:31 / /sys/fs/cgroup/cpu rw,nosuid shared:11 - cgroup cgroup rw,cpu"
+	if _, ok := cgroup2Line(other); ok {
+		t.Error("a cgroup v1 line read as cgroup2")
+	}
+}
