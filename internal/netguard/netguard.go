@@ -53,6 +53,19 @@ type Rules struct {
 	// Ports, when not empty, are the only ports they may bind (port 0 always passes:
 	// the kernel picks an ephemeral port). Empty means every port.
 	Ports []PortRange
+	// EnforceInbound makes Inbound decide which packets reach the instance's sockets that
+	// are not connected (listeners, unconnected UDP sockets); packets from the instance
+	// address itself always do. Without it, every packet to the instance address does.
+	EnforceInbound bool
+	// Inbound are the fleet's EC2InboundPermissions (at most MaxPortRanges).
+	Inbound []Permission
+}
+
+// Permission is one inbound permission: packets of Ports.Protocol (TCP, UDP or both) to a
+// port in Ports from an address in Source.
+type Permission struct {
+	Ports  PortRange
+	Source netip.Prefix
 }
 
 // MaxPortRanges bounds Rules.Ports (a fleet has at most 50 inbound permissions).
@@ -71,16 +84,32 @@ func (r Rules) Validate() error {
 		return fmt.Errorf("netguard: instance address %v is not an IPv4 address", r.Addr)
 	case r.Addr.IsUnspecified() || r.Addr == serverAddr:
 		return fmt.Errorf("netguard: instance address %v is not an instance's own", r.Addr)
-	case len(r.Ports) > MaxPortRanges:
-		return fmt.Errorf("netguard: %d port ranges, at most %d", len(r.Ports), MaxPortRanges)
+	case len(r.Ports) > MaxPortRanges || len(r.Inbound) > MaxPortRanges:
+		return fmt.Errorf("netguard: more than %d port ranges or permissions", MaxPortRanges)
 	}
 	for _, p := range r.Ports {
-		if p.From > p.To || p.From == 0 {
-			return fmt.Errorf("netguard: port range %d-%d is not valid", p.From, p.To)
+		if err := p.validate(); err != nil {
+			return err
 		}
-		if p.Protocol != AnyProtocol && p.Protocol != TCP && p.Protocol != UDP {
-			return fmt.Errorf("netguard: protocol %d is neither TCP nor UDP", p.Protocol)
+	}
+	for _, p := range r.Inbound {
+		if !p.Source.IsValid() || !p.Source.Addr().Is4() {
+			return fmt.Errorf("netguard: permission source %v is not an IPv4 prefix", p.Source)
 		}
+		if err := p.Ports.validate(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validate reports what is wrong with p, in one line.
+func (p PortRange) validate() error {
+	if p.From > p.To || p.From == 0 {
+		return fmt.Errorf("netguard: port range %d-%d is not valid", p.From, p.To)
+	}
+	if p.Protocol != AnyProtocol && p.Protocol != TCP && p.Protocol != UDP {
+		return fmt.Errorf("netguard: protocol %d is neither TCP nor UDP", p.Protocol)
 	}
 	return nil
 }
@@ -96,8 +125,9 @@ type attachment struct {
 	typ  ebpf.AttachType
 }
 
-// Attach loads the bind programs for r and attaches them to cgroupDir, a cgroup2
-// directory; they apply to every process in it and in its descendants. Close detaches them.
+// Attach loads the bind and ingress programs for r and attaches them to cgroupDir, a cgroup2
+// directory; they apply to every process in it and in its descendants, and to the sockets
+// those processes create. Close detaches them.
 func Attach(cgroupDir string, r Rules) (io.Closer, error) {
 	if err := r.Validate(); err != nil {
 		return nil, err
@@ -110,7 +140,11 @@ func Attach(cgroupDir string, r Rules) (io.Closer, error) {
 	for _, p := range []struct {
 		typ   ebpf.AttachType
 		insns asm.Instructions
-	}{{ebpf.AttachCGroupInet4Bind, bind4(r)}, {ebpf.AttachCGroupInet6Bind, bind6(r)}} {
+	}{
+		{ebpf.AttachCGroupInet4Bind, bind4(r)},
+		{ebpf.AttachCGroupInet6Bind, bind6(r)},
+		{ebpf.AttachCGroupInetIngress, ingress(r)},
+	} {
 		if err := g.attach(p.typ, p.insns); err != nil {
 			return nil, errors.Join(err, g.Close())
 		}
@@ -134,10 +168,14 @@ func (g *guard) attach(typ ebpf.AttachType, insns asm.Instructions) error {
 	return nil
 }
 
-// load loads a cgroup sock_addr program.
+// load loads a program for a cgroup hook: sock_addr for the bind hooks, skb for ingress.
 func load(typ ebpf.AttachType, insns asm.Instructions) (*ebpf.Program, error) {
+	progType, name := ebpf.CGroupSockAddr, "hoist_bind"
+	if typ == ebpf.AttachCGroupInetIngress {
+		progType, name = ebpf.CGroupSKB, "hoist_ingress"
+	}
 	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
-		Name: "hoist_bind", Type: ebpf.CGroupSockAddr, AttachType: typ,
+		Name: name, Type: progType, AttachType: typ,
 		Instructions: insns, License: "Apache-2.0",
 	})
 	if err != nil {

@@ -25,8 +25,14 @@ func TestMain(m *testing.M) {
 	case "bind":
 		bindHelper(os.Args[1:])
 		os.Exit(0)
+	case "sockets":
+		socketsHelper(os.Args[1:])
+		os.Exit(0)
 	case "serve":
 		serveHelper()
+		os.Exit(0)
+	case "dial":
+		dialHelper(os.Args[1], os.Args[2])
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
@@ -82,6 +88,26 @@ func serveHelper() {
 	defer c.Close()
 	line, _ := bufio.NewReader(c).ReadString('\n')
 	fmt.Fprintf(c, "echo: %s", line)
+}
+
+// dialHelper is a game server's side of the SDK connection in miniature: it connects to
+// addr (outside the instance), sends a line and prints the reply, or the error.
+func dialHelper(network, addr string) {
+	c, err := net.DialTimeout(network, addr, 10*time.Second)
+	if err != nil {
+		fmt.Println("err", err)
+		return
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	fmt.Fprintln(c, "ping")
+	buf := make([]byte, 100)
+	n, err := c.Read(buf)
+	if err != nil {
+		fmt.Println("err", err)
+		return
+	}
+	fmt.Print("ok ", string(buf[:n]))
 }
 
 // needGuard skips a test on a host where guards cannot be attached.
@@ -284,15 +310,18 @@ func TestGameServerReachable(t *testing.T) {
 	}
 }
 
-// TestManyRanges: the verifier accepts the largest program Rules allow.
+// TestManyRanges: the verifier accepts the largest programs Rules allow.
 func TestManyRanges(t *testing.T) {
 	needGuard(t)
 	dir := testCgroup(t)
 	var ports []PortRange
+	var perms []Permission
 	for i := range MaxPortRanges {
 		ports = append(ports, PortRange{From: uint16(20000 + 2*i), To: uint16(20000 + 2*i), Protocol: UDP})
+		perms = append(perms, Permission{ports[i], netip.MustParsePrefix("127.0.0.0/8")})
 	}
-	g, err := Attach(dir, Rules{Addr: netip.MustParseAddr("127.0.99.5"), Ports: ports})
+	g, err := Attach(dir, Rules{Addr: netip.MustParseAddr("127.0.99.5"), Ports: ports,
+		EnforceInbound: true, Inbound: perms})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,5 +364,47 @@ func TestCgroup2Line(t *testing.T) {
 	other := "36 25 0:31 / /sys/fs/cgroup/cpu rw,nosuid shared:11 - cgroup cgroup rw,cpu"
 	if _, ok := cgroup2Line(other); ok {
 		t.Error("a cgroup v1 line read as cgroup2")
+	}
+}
+
+// TestOutboundConnections: connections the instance opens get their replies, also with
+// inbound permissions enforced and none granted; that is how the SDK connection works.
+func TestOutboundConnections(t *testing.T) {
+	needGuard(t)
+	dir := testCgroup(t)
+	g, err := Attach(dir, Rules{Addr: netip.MustParseAddr("127.0.99.8"), EnforceInbound: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		c, err := l.Accept()
+		if err == nil {
+			defer c.Close()
+			line, _ := bufio.NewReader(c).ReadString('\n')
+			fmt.Fprintf(c, "pong to %s", line)
+		}
+	}()
+	u, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Close()
+	go func() {
+		buf := make([]byte, 100)
+		if n, from, err := u.ReadFrom(buf); err == nil {
+			u.WriteTo(append([]byte("pong to "), buf[:n]...), from)
+		}
+	}()
+	for _, c := range []struct{ network, addr string }{{"tcp4", l.Addr().String()}, {"udp4", u.LocalAddr().String()}} {
+		out, err := inCgroup(dir, "dial", c.network, c.addr).Output()
+		if err != nil || string(out) != "ok pong to ping\n" {
+			t.Errorf("%s to %s from the instance: %q (%v)", c.network, c.addr, out, err)
+		}
 	}
 }

@@ -103,12 +103,8 @@ func portChecks(ranges []PortRange) asm.Instructions {
 	}
 	for i, pr := range ranges {
 		next := fmt.Sprintf("range%d", i+1)
-		if pr.Protocol != AnyProtocol {
-			insns = append(insns, asm.JNE.Imm32(asm.R4, int32(pr.Protocol), next))
-		}
+		insns = append(insns, rangeMatch(pr, asm.R3, asm.R4, next)...)
 		insns = append(insns,
-			asm.JLT.Imm32(asm.R3, int32(pr.From), next),
-			asm.JGT.Imm32(asm.R3, int32(pr.To), next),
 			asm.Ja.Label(lblAllow),
 			asm.Mov.Imm(asm.R0, verdictDeny).WithSymbol(next),
 		)
@@ -119,5 +115,18 @@ func portChecks(ranges []PortRange) asm.Instructions {
 		asm.Return(),
 		asm.Mov.Imm(asm.R0, verdictDeny).WithSymbol(lblDeny),
 		asm.Return(),
+	)
+}
+
+// rangeMatch jumps to next unless the port in register port (host order) lies in pr and the
+// protocol in register proto is pr's.
+func rangeMatch(pr PortRange, port, proto asm.Register, next string) asm.Instructions {
+	var insns asm.Instructions
+	if pr.Protocol != AnyProtocol {
+		insns = append(insns, asm.JNE.Imm32(proto, int32(pr.Protocol), next))
+	}
+	return append(insns,
+		asm.JLT.Imm32(port, int32(pr.From), next),
+		asm.JGT.Imm32(port, int32(pr.To), next),
 	)
 }
