@@ -21,6 +21,9 @@ import (
 const helperEnv = "HOIST_NETGUARD_HELPER"
 
 func TestMain(m *testing.M) {
+	if path := os.Getenv(netnsEnv); path != "" {
+		enterNetNS(path)
+	}
 	switch os.Getenv(helperEnv) {
 	case "bind":
 		bindHelper(os.Args[1:])
