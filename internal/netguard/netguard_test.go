@@ -411,3 +411,34 @@ func TestOutboundConnections(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkAttach measures what the guard adds to starting an instance: loading and
+// attaching its three programs, and detaching them.
+func BenchmarkAttach(b *testing.B) {
+	if os.Geteuid() != 0 {
+		b.Skip("netguard: needs root")
+	}
+	if ok, why := Supported(); !ok {
+		b.Skip(why)
+	}
+	mount, err := Cgroup2Mount()
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := filepath.Join(mount, fmt.Sprintf("hoist-netguard-bench-%d", os.Getpid()))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	defer os.Remove(dir)
+	r := Rules{Addr: netip.MustParseAddr("127.0.99.9"), EnforceInbound: true,
+		Inbound: []Permission{{PortRange{7000, 8000, UDP}, netip.MustParsePrefix("0.0.0.0/0")}}}
+	for b.Loop() {
+		g, err := Attach(dir, r)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := g.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

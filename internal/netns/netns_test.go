@@ -265,3 +265,26 @@ func TestConfig(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCreate measures what a namespace adds to starting and stopping an instance.
+func BenchmarkCreate(b *testing.B) {
+	if os.Geteuid() != 0 {
+		b.Skip("netns: needs root")
+	}
+	cfg := Config{Bridge: fmt.Sprintf("hnb%d", os.Getpid()%1000000),
+		Prefix: netip.MustParsePrefix("10.253.0.0/24"), Dir: b.TempDir()}
+	n, err := Open(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer n.DeleteBridge()
+	addr, _ := cfg.Addr(0)
+	for b.Loop() {
+		if _, err := n.Create("i-bench", addr); err != nil {
+			b.Fatal(err)
+		}
+		if err := n.Remove("i-bench"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
