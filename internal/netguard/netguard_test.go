@@ -204,6 +204,7 @@ func outcome(line, want string) string {
 	return host
 }
 
+// hasIPv6 reports whether the host has IPv6 (and so dual-stack sockets).
 func hasIPv6() bool {
 	b, err := os.ReadFile("/proc/net/if_inet6")
 	return err == nil && len(b) > 0

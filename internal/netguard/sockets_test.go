@@ -103,6 +103,7 @@ func unboundSocket(network string) (*helperSocket, string, error) {
 	return countPackets(c), c.LocalAddr().String(), nil
 }
 
+// countAccepts counts the connections l accepts.
 func countAccepts(l net.Listener) *helperSocket {
 	s := &helperSocket{}
 	s.raw, _ = l.(syscall.Conn).SyscallConn()
@@ -117,6 +118,7 @@ func countAccepts(l net.Listener) *helperSocket {
 	return s
 }
 
+// countPackets counts the datagrams c receives.
 func countPackets(c net.PacketConn) *helperSocket {
 	s := &helperSocket{}
 	s.raw, _ = c.(syscall.Conn).SyscallConn()

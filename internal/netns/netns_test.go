@@ -102,6 +102,7 @@ func roundTrip(c net.Conn) (string, error) {
 	return bufio.NewReader(c).ReadString('\n')
 }
 
+// listen starts an echo listener on addr for the test.
 func listen(t *testing.T, addr string) net.Listener {
 	t.Helper()
 	l, err := net.Listen("tcp4", addr)
