@@ -34,6 +34,10 @@ func TestMain(m *testing.M) {
 	case "serve":
 		serveHelper()
 		os.Exit(0)
+	case "supported":
+		ok, why := Supported()
+		fmt.Println(ok, why)
+		os.Exit(0)
 	case "dial":
 		dialHelper(os.Args[1], os.Args[2])
 		os.Exit(0)
@@ -49,6 +53,8 @@ func bindHelper(args []string) {
 		switch {
 		case errors.Is(err, syscall.EPERM):
 			fmt.Println("err EPERM")
+		case errors.Is(err, syscall.EINVAL):
+			fmt.Println("err EINVAL")
 		case err != nil:
 			fmt.Println("err", err)
 		default:
@@ -170,7 +176,7 @@ func binds(t *testing.T, dir string, pairs ...string) []string {
 // bindCase is a bind and the outcome the guard must give it.
 type bindCase struct {
 	network, addr string
-	want          string // "EPERM", or the local address without the port, or host:port
+	want          string // "EPERM", "EINVAL", or the local address without the port, or host:port
 }
 
 // checkBinds runs the cases in one helper process and compares the outcomes.
@@ -190,8 +196,8 @@ func checkBinds(t *testing.T, dir string, cases []bindCase) {
 // outcome reduces a helper line to what a case compares: EPERM, host:port when want has a
 // port, otherwise the host.
 func outcome(line, want string) string {
-	if line == "err EPERM" {
-		return "EPERM"
+	if e, ok := strings.CutPrefix(line, "err "); ok && (e == "EPERM" || e == "EINVAL") {
+		return e
 	}
 	addr, ok := strings.CutPrefix(line, "ok ")
 	if !ok {
@@ -235,6 +241,7 @@ func TestBindAddresses(t *testing.T) {
 			bindCase{"udp6", "[::1]:0", "EPERM"},
 			bindCase{"tcp", "[::ffff:127.0.0.1]:0", "EPERM"},
 			bindCase{"tcp", "[::ffff:127.0.99.1]:0", "127.0.99.1"},
+			bindCase{"tcp6", "[::]:0", "EINVAL"}, // IPv6-only: no IPv4 address to rewrite to
 		)
 	}
 	checkBinds(t, dir, cases)
@@ -442,4 +449,45 @@ func BenchmarkAttach(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestUnprivileged: a process without the privilege to load BPF programs learns that the
+// guard is unavailable, and why, instead of running unguarded without knowing it.
+func TestUnprivileged(t *testing.T) {
+	if os.Geteuid() != 0 {
+		ok, why := Supported()
+		if ok || why == "" {
+			t.Fatalf("Supported() = %v, %q for uid %d", ok, why, os.Geteuid())
+		}
+		return
+	}
+	dir, err := os.MkdirTemp("", "netguard-unprivileged-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "helper")
+	if err := copyExecutable(os.Args[0], bin); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(), helperEnv+"=supported")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	got := strings.TrimSpace(string(out))
+	if err != nil || got != "false netguard: not allowed to load BPF programs (needs root, or CAP_BPF and CAP_NET_ADMIN)" {
+		t.Fatalf("as nobody: %q (%v)", got, err)
+	}
+}
+
+// copyExecutable copies the test binary where an unprivileged user can run it.
+func copyExecutable(from, to string) error {
+	b, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(to, b, 0o755)
 }

@@ -37,7 +37,7 @@ func probeHost() error {
 	})
 	if err != nil {
 		if errors.Is(err, os.ErrPermission) {
-			return fmt.Errorf("netguard: not allowed to load BPF programs (needs root, or CAP_BPF and CAP_NET_ADMIN): %w", err)
+			return errors.New("netguard: not allowed to load BPF programs (needs root, or CAP_BPF and CAP_NET_ADMIN)")
 		}
 		return err
 	}
