@@ -11,7 +11,11 @@
 //   - any other address, the server's 127.0.0.1 and every IPv6 address (::1 included) among
 //     them, is refused with EPERM;
 //   - with Rules.Ports, only ports in those ranges (and port 0, an ephemeral port) may be
-//     bound.
+//     bound;
+//   - a socket that was never bound gets no packets unless it is connected (listen() and
+//     sendto() bind the wildcard without the bind hook), and with Rules.EnforceInbound the
+//     fleet's inbound permissions decide what reaches the instance's listeners;
+//   - a connection to a loopback address leaves from the instance address.
 //
 // The programs stay attached until Close or until the cgroup is removed, also when the
 // process that attached them exits: a guard fails closed. See docs/isolation-network.md for
@@ -125,7 +129,7 @@ type attachment struct {
 	typ  ebpf.AttachType
 }
 
-// Attach loads the bind and ingress programs for r and attaches them to cgroupDir, a cgroup2
+// Attach loads the bind, ingress and connect programs for r and attaches them to cgroupDir, a cgroup2
 // directory; they apply to every process in it and in its descendants, and to the sockets
 // those processes create. Close detaches them.
 func Attach(cgroupDir string, r Rules) (io.Closer, error) {
@@ -144,6 +148,7 @@ func Attach(cgroupDir string, r Rules) (io.Closer, error) {
 		{ebpf.AttachCGroupInet4Bind, bind4(r)},
 		{ebpf.AttachCGroupInet6Bind, bind6(r)},
 		{ebpf.AttachCGroupInetIngress, ingress(r)},
+		{ebpf.AttachCGroupInet4Connect, connect4(r)},
 	} {
 		if err := g.attach(p.typ, p.insns); err != nil {
 			return nil, errors.Join(err, g.Close())
@@ -170,7 +175,7 @@ func (g *guard) attach(typ ebpf.AttachType, insns asm.Instructions) error {
 
 // load loads a program for a cgroup hook: sock_addr for the bind hooks, skb for ingress.
 func load(typ ebpf.AttachType, insns asm.Instructions) (*ebpf.Program, error) {
-	progType, name := ebpf.CGroupSockAddr, "hoist_bind"
+	progType, name := ebpf.CGroupSockAddr, "hoist_sockaddr"
 	if typ == ebpf.AttachCGroupInetIngress {
 		progType, name = ebpf.CGroupSKB, "hoist_ingress"
 	}

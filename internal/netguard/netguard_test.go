@@ -379,7 +379,8 @@ func TestCgroup2Line(t *testing.T) {
 }
 
 // TestOutboundConnections: connections the instance opens get their replies, also with
-// inbound permissions enforced and none granted; that is how the SDK connection works.
+// inbound permissions enforced and none granted; that is how the SDK connection works. To
+// loopback destinations they leave from the instance address.
 func TestOutboundConnections(t *testing.T) {
 	needGuard(t)
 	dir := testCgroup(t)
@@ -398,7 +399,8 @@ func TestOutboundConnections(t *testing.T) {
 		if err == nil {
 			defer c.Close()
 			line, _ := bufio.NewReader(c).ReadString('\n')
-			fmt.Fprintf(c, "pong to %s", line)
+			host, _, _ := net.SplitHostPort(c.RemoteAddr().String())
+			fmt.Fprintf(c, "pong from %s to %s", host, line)
 		}
 	}()
 	u, err := net.ListenPacket("udp4", "127.0.0.1:0")
@@ -409,12 +411,14 @@ func TestOutboundConnections(t *testing.T) {
 	go func() {
 		buf := make([]byte, 100)
 		if n, from, err := u.ReadFrom(buf); err == nil {
-			u.WriteTo(append([]byte("pong to "), buf[:n]...), from)
+			host, _, _ := net.SplitHostPort(from.String())
+			u.WriteTo(fmt.Appendf(nil, "pong from %s to %s", host, buf[:n]), from)
 		}
 	}()
 	for _, c := range []struct{ network, addr string }{{"tcp4", l.Addr().String()}, {"udp4", u.LocalAddr().String()}} {
 		out, err := inCgroup(dir, "dial", c.network, c.addr).Output()
-		if err != nil || string(out) != "ok pong to ping\n" {
+		// The connection leaves from the instance address, not from 127.0.0.1.
+		if err != nil || string(out) != "ok pong from 127.0.99.8 to ping\n" {
 			t.Errorf("%s to %s from the instance: %q (%v)", c.network, c.addr, out, err)
 		}
 	}
@@ -490,4 +494,48 @@ func copyExecutable(from, to string) error {
 		return err
 	}
 	return os.WriteFile(to, b, 0o755)
+}
+
+// TestConnectElsewhere: a connection to an address that is not loopback is left to the
+// kernel's routing (an instance address on lo could not reach another machine).
+func TestConnectElsewhere(t *testing.T) {
+	needGuard(t)
+	host := hostAddress()
+	if !host.IsValid() {
+		t.Skip("the host has no IPv4 address but loopback")
+	}
+	dir := testCgroup(t)
+	g, err := Attach(dir, Rules{Addr: netip.MustParseAddr("127.0.99.10")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	l, err := net.Listen("tcp4", netip.AddrPortFrom(host, 0).String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		if c, err := l.Accept(); err == nil {
+			defer c.Close()
+			bufio.NewReader(c).ReadString('\n')
+			from, _, _ := net.SplitHostPort(c.RemoteAddr().String())
+			fmt.Fprintf(c, "from %s\n", from)
+		}
+	}()
+	out, err := inCgroup(dir, "dial", "tcp4", l.Addr().String()).Output()
+	if want := "ok from " + host.String() + "\n"; err != nil || string(out) != want {
+		t.Errorf("instance to %v: %q (%v), want %q", l.Addr(), out, err, want)
+	}
+}
+
+// hostAddress returns an IPv4 address of the host outside 127.0.0.0/8, if it has one.
+func hostAddress() netip.Addr {
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		if p, err := netip.ParsePrefix(a.String()); err == nil && p.Addr().Is4() && !p.Addr().IsLoopback() {
+			return p.Addr()
+		}
+	}
+	return netip.Addr{}
 }

@@ -130,3 +130,31 @@ func rangeMatch(pr PortRange, port, proto asm.Register, next string) asm.Instruc
 		asm.JGT.Imm32(port, int32(pr.To), next),
 	)
 }
+
+// connect4 builds the BPF_CGROUP_INET4_CONNECT program: a socket that connects to a
+// loopback address (127.0.0.0/8) and is not bound yet is first bound to the instance
+// address (bpf_bind, port 0), so the connection leaves from the instance's address rather
+// than from the server's 127.0.0.1. A socket already bound keeps its address (bpf_bind
+// fails, and the connection goes on). Other destinations are left to the kernel's routing.
+func connect4(r Rules) asm.Instructions {
+	var family [4]byte
+	binary.NativeEndian.PutUint16(family[:2], afInet)
+	return asm.Instructions{
+		asm.Mov.Reg(asm.R6, asm.R1),
+		asm.LoadMem(asm.R2, asm.R6, offUserIP4, asm.Word),
+		asm.And.Imm32(asm.R2, word([]byte{0xff, 0, 0, 0})),
+		asm.JNE.Imm32(asm.R2, word([]byte{127, 0, 0, 0}), lblAllow),
+		// struct sockaddr_in on the stack: family, port 0, the instance address, zeros.
+		asm.StoreImm(asm.R10, -16, int64(word(family[:])), asm.Word),
+		asm.StoreImm(asm.R10, -12, int64(word(r.Addr.AsSlice())), asm.Word),
+		asm.StoreImm(asm.R10, -8, 0, asm.Word),
+		asm.StoreImm(asm.R10, -4, 0, asm.Word),
+		asm.Mov.Reg(asm.R1, asm.R6),
+		asm.Mov.Reg(asm.R2, asm.R10),
+		asm.Add.Imm(asm.R2, -16),
+		asm.Mov.Imm(asm.R3, 16),
+		asm.FnBind.Call(),
+		asm.Mov.Imm(asm.R0, verdictAllow).WithSymbol(lblAllow),
+		asm.Return(),
+	}
+}
