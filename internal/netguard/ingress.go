@@ -34,7 +34,26 @@ const lblListener = "listener"
 // With r.EnforceInbound, such packets must also match an inbound permission.
 func ingress(r Rules) asm.Instructions {
 	addr := word(r.Addr.AsSlice())
-	insns := asm.Instructions{
+	insns := socketChecks(addr)
+	if r.EnforceInbound {
+		insns = append(insns, packetHeaders(addr)...)
+		insns = append(insns, permissionChecks(r.Inbound)...)
+		insns = append(insns, asm.Return())
+	} else {
+		insns = append(insns, asm.Mov.Imm(asm.R0, verdictAllow).WithSymbol(lblListener), asm.Return())
+	}
+	return append(insns,
+		asm.Mov.Imm(asm.R0, verdictAllow).WithSymbol(lblAllow),
+		asm.Return(),
+		asm.Mov.Imm(asm.R0, verdictDeny).WithSymbol(lblDeny),
+		asm.Return(),
+	)
+}
+
+// socketChecks looks at the receiving socket (R6 = ctx): connected, to lblAllow; bound to
+// the instance address (IPv4, or IPv4-mapped IPv6), on to lblListener; else to lblDeny.
+func socketChecks(addr int32) asm.Instructions {
+	return asm.Instructions{
 		asm.Mov.Reg(asm.R6, asm.R1),
 		asm.LoadMem(asm.R2, asm.R6, offFamily, asm.Word),
 		asm.LoadMem(asm.R3, asm.R6, offRemotePort, asm.Word),
@@ -53,23 +72,6 @@ func ingress(r Rules) asm.Instructions {
 		asm.LoadMem(asm.R4, asm.R6, offLocalIP6+12, asm.Word),
 		asm.JNE.Imm32(asm.R4, addr, lblDeny),
 	}
-	if !r.EnforceInbound {
-		return append(insns, asm.Mov.Imm(asm.R0, verdictAllow).WithSymbol(lblListener),
-			asm.Return(),
-			asm.Mov.Imm(asm.R0, verdictAllow).WithSymbol(lblAllow),
-			asm.Return(),
-			asm.Mov.Imm(asm.R0, verdictDeny).WithSymbol(lblDeny),
-			asm.Return())
-	}
-	insns = append(insns, packetHeaders(addr)...)
-	insns = append(insns, permissionChecks(r.Inbound)...)
-	return append(insns,
-		asm.Return(),
-		asm.Mov.Imm(asm.R0, verdictAllow).WithSymbol(lblAllow),
-		asm.Return(),
-		asm.Mov.Imm(asm.R0, verdictDeny).WithSymbol(lblDeny),
-		asm.Return(),
-	)
 }
 
 // packetHeaders starts at lblListener and reads the IPv4 packet (a socket on the instance

@@ -32,6 +32,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/link"
+	"golang.org/x/sys/unix"
 )
 
 // Protocol selects the sockets a port range applies to.
@@ -136,6 +137,13 @@ func Attach(cgroupDir string, r Rules) (io.Closer, error) {
 	if err := r.Validate(); err != nil {
 		return nil, err
 	}
+	var fs unix.Statfs_t
+	if err := unix.Statfs(cgroupDir, &fs); err != nil {
+		return nil, fmt.Errorf("netguard: %w", err)
+	}
+	if fs.Type != unix.CGROUP2_SUPER_MAGIC {
+		return nil, fmt.Errorf("netguard: %s is not a cgroup2 directory", cgroupDir)
+	}
 	dir, err := os.Open(cgroupDir)
 	if err != nil {
 		return nil, fmt.Errorf("netguard: %w", err)
@@ -189,8 +197,12 @@ func load(typ ebpf.AttachType, insns asm.Instructions) (*ebpf.Program, error) {
 	return prog, nil
 }
 
-// Close detaches the programs. A cgroup already removed has nothing left to detach.
+// Close detaches the programs. A cgroup already removed has nothing left to detach; a
+// second Close does nothing.
 func (g *guard) Close() error {
+	if g.dir == nil {
+		return nil
+	}
 	var errs []error
 	for _, a := range g.attached {
 		err := link.RawDetachProgram(link.RawDetachProgramOptions{
@@ -202,5 +214,6 @@ func (g *guard) Close() error {
 	}
 	g.attached = nil
 	errs = append(errs, g.dir.Close())
+	g.dir = nil
 	return errors.Join(errs...)
 }

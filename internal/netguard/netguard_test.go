@@ -254,6 +254,9 @@ func TestBindAddresses(t *testing.T) {
 	if err := g.Close(); err != nil {
 		t.Fatal(err)
 	}
+	if err := g.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
 	checkBinds(t, dir, []bindCase{{"tcp4", "127.0.0.1:0", "127.0.0.1"}, {"tcp4", "0.0.0.0:0", "0.0.0.0"}})
 }
 
@@ -364,6 +367,11 @@ func TestAttachErrors(t *testing.T) {
 	}
 	if _, err := Attach(filepath.Join(t.TempDir(), "missing"), Rules{Addr: netip.MustParseAddr("127.0.9.9")}); err == nil {
 		t.Error("Attach to a missing directory succeeded")
+	}
+	dir := t.TempDir()
+	_, err := Attach(dir, Rules{Addr: netip.MustParseAddr("127.0.9.9")})
+	if want := "netguard: " + dir + " is not a cgroup2 directory"; err == nil || err.Error() != want {
+		t.Errorf("Attach to a plain directory: %v, want %s", err, want)
 	}
 }
 
