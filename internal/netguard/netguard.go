@@ -217,3 +217,26 @@ func (g *guard) Close() error {
 	g.dir = nil
 	return errors.Join(errs...)
 }
+
+// ParsePermission turns one of a fleet's EC2InboundPermissions (FromPort, ToPort, Protocol
+// "TCP" or "UDP", IpRange in CIDR notation) into a Permission.
+func ParsePermission(from, to int32, protocol, ipRange string) (Permission, error) {
+	p := Permission{Ports: PortRange{From: uint16(from), To: uint16(to)}}
+	switch protocol {
+	case "TCP":
+		p.Ports.Protocol = TCP
+	case "UDP":
+		p.Ports.Protocol = UDP
+	default:
+		return Permission{}, fmt.Errorf("netguard: protocol %q is neither TCP nor UDP", protocol)
+	}
+	if from < 1 || to > 65535 || from > to {
+		return Permission{}, fmt.Errorf("netguard: port range %d-%d is not valid", from, to)
+	}
+	src, err := netip.ParsePrefix(ipRange)
+	if err != nil || !src.Addr().Is4() {
+		return Permission{}, fmt.Errorf("netguard: IP range %q is not an IPv4 CIDR block", ipRange)
+	}
+	p.Source = src.Masked()
+	return p, nil
+}

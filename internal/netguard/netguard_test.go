@@ -271,6 +271,14 @@ func TestBindPorts(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer g.Close()
+	if hasIPv6() {
+		checkBinds(t, dir, []bindCase{
+			{"tcp", ":17004", "127.0.99.3:17004"}, // dual-stack: the bind6 program's port checks
+			{"tcp", ":17011", "EPERM"},
+			{"udp", ":18000", "127.0.99.3:18000"},
+			{"udp", ":17004", "EPERM"},
+		})
+	}
 	checkBinds(t, dir, []bindCase{
 		{"tcp4", "0.0.0.0:17005", "127.0.99.3:17005"},
 		{"tcp4", "127.0.99.3:17010", "127.0.99.3:17010"},
@@ -546,4 +554,23 @@ func hostAddress() netip.Addr {
 		}
 	}
 	return netip.Addr{}
+}
+
+func TestParsePermission(t *testing.T) {
+	p, err := ParsePermission(7000, 7100, "UDP", "10.1.2.3/16")
+	want := Permission{PortRange{7000, 7100, UDP}, netip.MustParsePrefix("10.1.0.0/16")}
+	if err != nil || p != want {
+		t.Errorf("ParsePermission = %+v, %v; want %+v", p, err, want)
+	}
+	for _, bad := range []struct {
+		from, to       int32
+		protocol, cidr string
+	}{
+		{1, 2, "ICMP", "0.0.0.0/0"}, {0, 2, "TCP", "0.0.0.0/0"}, {3, 2, "TCP", "0.0.0.0/0"},
+		{1, 70000, "TCP", "0.0.0.0/0"}, {1, 2, "TCP", "0.0.0.0"}, {1, 2, "TCP", "::/0"},
+	} {
+		if p, err := ParsePermission(bad.from, bad.to, bad.protocol, bad.cidr); err == nil {
+			t.Errorf("ParsePermission(%v) = %+v, want an error", bad, p)
+		}
+	}
 }
