@@ -574,3 +574,14 @@ func TestParsePermission(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckKernel(t *testing.T) {
+	for release, ok := range map[string]bool{
+		"6.18.44-fc-v669": true, "5.15.0-91-generic": true, "7.0": true,
+		"5.14.21": false, "4.19.0-26-amd64": false, "unknown": false,
+	} {
+		if err := checkKernel(release); (err == nil) != ok {
+			t.Errorf("checkKernel(%q) = %v", release, err)
+		}
+	}
+}

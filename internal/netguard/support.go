@@ -10,6 +10,7 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
+	"golang.org/x/sys/unix"
 )
 
 var probe = sync.OnceValue(probeHost)
@@ -28,6 +29,13 @@ func Supported() (bool, string) {
 // probeHost loads (and drops) a program that allows every bind: it needs a cgroup2 mount,
 // a kernel with cgroup sock_addr programs and the privilege to load them.
 func probeHost() error {
+	var uts unix.Utsname
+	if err := unix.Uname(&uts); err != nil {
+		return fmt.Errorf("netguard: %w", err)
+	}
+	if err := checkKernel(unix.ByteSliceToString(uts.Release[:])); err != nil {
+		return err
+	}
 	if _, err := Cgroup2Mount(); err != nil {
 		return err
 	}
@@ -42,6 +50,20 @@ func probeHost() error {
 		return err
 	}
 	return prog.Close()
+}
+
+// checkKernel refuses a kernel release older than 5.15: before it, activating the cgroup v1
+// net_cls or net_prio controller stops matching sockets to cgroup2 programs, and a guard
+// would silently stop applying.
+func checkKernel(release string) error {
+	var major, minor int
+	if _, err := fmt.Sscanf(release, "%d.%d", &major, &minor); err != nil {
+		return fmt.Errorf("netguard: cannot read the kernel release %q", release)
+	}
+	if major < 5 || major == 5 && minor < 15 {
+		return fmt.Errorf("netguard: Linux 5.15 or later is needed, this is %d.%d", major, minor)
+	}
+	return nil
 }
 
 // Cgroup2Mount returns where the cgroup2 (unified) hierarchy is mounted: /sys/fs/cgroup on
