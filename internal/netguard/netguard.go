@@ -1,5 +1,7 @@
-// Package netguard restricts the addresses and ports the processes of a cgroup may bind,
-// with cgroup BPF sock_addr programs (BPF_CGROUP_INET4_BIND, BPF_CGROUP_INET6_BIND).
+// Package netguard restricts the addresses and ports the processes of a cgroup may bind and
+// the packets their sockets receive, with cgroup BPF programs (the hooks
+// BPF_CGROUP_INET4_BIND, BPF_CGROUP_INET6_BIND, BPF_CGROUP_INET4_CONNECT and
+// BPF_CGROUP_INET_INGRESS), written with github.com/cilium/ebpf/asm: no compiler step.
 //
 // A managed-fleet instance is an address on the host (127.0.x.y, or an address in its own
 // network namespace). Attached to the instance's cgroup2 directory, the guard makes that
@@ -51,7 +53,7 @@ type PortRange struct {
 	Protocol Protocol
 }
 
-// Rules say what the processes of a cgroup may bind.
+// Rules say what the processes of a cgroup may bind and what their sockets receive.
 type Rules struct {
 	// Addr is the instance's IPv4 address: the one address they may bind.
 	Addr netip.Addr
@@ -73,7 +75,8 @@ type Permission struct {
 	Source netip.Prefix
 }
 
-// MaxPortRanges bounds Rules.Ports (a fleet has at most 50 inbound permissions).
+// MaxPortRanges bounds Rules.Ports and Rules.Inbound (a fleet has at most 50 inbound
+// permissions).
 const MaxPortRanges = 64
 
 // serverAddr is the address `hoist server` listens on by default; no instance may own it.
