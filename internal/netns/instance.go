@@ -123,3 +123,19 @@ func deleteEth0(ns vns.NsHandle) error {
 	}
 	return nil
 }
+
+// List returns the names of the namespaces under the network's directory, those of a
+// previous run included, so the host can Remove the ones no instance owns any more.
+func (n *Network) List() ([]string, error) {
+	entries, err := os.ReadDir(n.cfg.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("netns: %w", err)
+	}
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		if e.Type().IsRegular() {
+			names = append(names, e.Name())
+		}
+	}
+	return names, nil
+}

@@ -201,6 +201,9 @@ func TestRemove(t *testing.T) {
 	if _, err := netlink.LinkByName(veth); err != nil {
 		t.Fatalf("host veth %s: %v", veth, err)
 	}
+	if names, err := n.List(); err != nil || fmt.Sprint(names) != "[i-gone]" {
+		t.Errorf("List = %v, %v; want [i-gone]", names, err)
+	}
 	if err := n.Remove("i-gone"); err != nil {
 		t.Fatal(err)
 	}
@@ -212,6 +215,9 @@ func TestRemove(t *testing.T) {
 	}
 	if err := n.Remove("i-gone"); err != nil {
 		t.Errorf("second Remove: %v", err)
+	}
+	if names, err := n.List(); err != nil || len(names) != 0 {
+		t.Errorf("List after Remove = %v, %v", names, err)
 	}
 	// The address can be used again.
 	createNS(t, n, "i-again", "10.251.0.9")
