@@ -27,12 +27,16 @@ const (
 	FaultComputePartition = "ComputePartition"
 	// FaultSlowStore adds Millis of latency to every store write for Seconds (fault_store.go).
 	FaultSlowStore = "SlowStore"
+	// FaultFailingStore makes store writes fail for Seconds (a Fraction of them, or all), as
+	// when the database is unreachable: the API answers ServiceUnavailableException, which
+	// AWS SDKs retry, and the background loops pause (fault_store.go).
+	FaultFailingStore = "FailingStore"
 )
 
 // InjectFaultInput is the input of Hoist.InjectFault.
 type InjectFaultInput struct {
-	// Kind is the fault: ProcessCrash, InstanceLoss, SpotInterruption, ComputePartition or
-	// SlowStore.
+	// Kind is the fault: ProcessCrash, InstanceLoss, SpotInterruption, ComputePartition,
+	// SlowStore or FailingStore.
 	Kind string `json:"Kind"`
 	// FleetId is the fleet of the process.
 	FleetId string `json:"FleetId,omitempty"`
@@ -47,6 +51,8 @@ type InjectFaultInput struct {
 	Seconds     float64 `json:"Seconds,omitempty"`
 	// Millis is the latency SlowStore adds to each store write, for Seconds.
 	Millis int64 `json:"Millis,omitempty"`
+	// Fraction is the share of store writes FailingStore fails, between 0 and 1; 0 means all.
+	Fraction float64 `json:"Fraction,omitempty"`
 }
 
 // InjectFaultOutput is the output of Hoist.InjectFault: what the fault hit.
@@ -84,9 +90,11 @@ func (s *Server) injectFault(ctx context.Context, in *InjectFaultInput) (*Inject
 		return s.partitionCompute(in)
 	case FaultSlowStore:
 		return s.slowStoreFault(in)
+	case FaultFailingStore:
+		return s.failingStoreFault(in)
 	}
-	return nil, api.Errorf(api.InvalidRequestException, "Kind %q is not a fault Hoist injects: %s, %s, %s, %s or %s.",
-		in.Kind, FaultProcessCrash, FaultInstanceLoss, FaultSpotInterruption, FaultComputePartition, FaultSlowStore)
+	return nil, api.Errorf(api.InvalidRequestException, "Kind %q is not a fault Hoist injects: %s, %s, %s, %s, %s or %s.",
+		in.Kind, FaultProcessCrash, FaultInstanceLoss, FaultSpotInterruption, FaultComputePartition, FaultSlowStore, FaultFailingStore)
 }
 
 // crashProcess kills the named process on this node's local instances.

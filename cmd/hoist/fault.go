@@ -20,6 +20,8 @@ const faultUsage = `Usage:
                                    cut a compute's websockets and refuse them for a while
   hoist fault slow-store --delay 200ms --for 30s
                                    add latency to every store write for a while
+  hoist fault failing-store --for 30s [--fraction 0.5]
+                                   fail store writes (all, or a fraction) for a while
 
 crash, instance-loss and spot-interruption reach managed fleets' local instances only; partition
 reaches any compute connected to this server. The server must run with --dev (docs/dev.md). Flags:
@@ -38,8 +40,9 @@ func runFault(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&in.GameSessionId, "game-session", "", "game session ID whose process to crash (crash)")
 	fs.StringVar(&in.InstanceId, "instance", "", "instance ID (instance-loss, spot-interruption)")
 	fs.StringVar(&in.ComputeName, "compute", "", "compute name (partition)")
-	span := fs.Duration("for", 0, "how long the fault lasts on the server's clock (partition, slow-store)")
+	span := fs.Duration("for", 0, "how long the fault lasts on the server's clock (partition, slow-store, failing-store)")
 	delay := fs.Duration("delay", 0, "latency added to each store write (slow-store)")
+	fs.Float64Var(&in.Fraction, "fraction", 0, "share of store writes that fail, 0 to 1; 0 means all (failing-store)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -71,9 +74,11 @@ func faultKind(pos []string) (string, error) {
 			return server.FaultComputePartition, nil
 		case "slow-store":
 			return server.FaultSlowStore, nil
+		case "failing-store":
+			return server.FaultFailingStore, nil
 		}
 	}
-	return "", errors.New("usage: hoist fault crash|instance-loss|spot-interruption|partition|slow-store [flags] (hoist fault -h)")
+	return "", errors.New("usage: hoist fault crash|instance-loss|spot-interruption|partition|slow-store|failing-store [flags] (hoist fault -h)")
 }
 
 func labelled(label, v string) string {
