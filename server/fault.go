@@ -20,7 +20,9 @@ const (
 	// processes are killed, their game sessions end INTERRUPTED, and it is replaced.
 	FaultInstanceLoss = "InstanceLoss"
 	// FaultSpotInterruption gives a managed fleet's local instance GameLift's 2-minute spot
-	// interruption notice; the instance is lost when the notice runs out (fault_spot.go).
+	// interruption notice; the instance is lost when the notice runs out (fault_spot.go). With
+	// GameServerGroupName it makes a FleetIQ group's instance SPOT_TERMINATING instead, and
+	// reclaims it when the notice runs out.
 	FaultSpotInterruption = "SpotInterruption"
 	// FaultComputePartition cuts a compute's websockets and refuses its new ones for Seconds
 	// (fault_partition.go).
@@ -46,6 +48,9 @@ type InjectFaultInput struct {
 	GameSessionId string `json:"GameSessionId,omitempty"`
 	// InstanceId is the instance to lose (InstanceLoss) or interrupt (SpotInterruption).
 	InstanceId string `json:"InstanceId,omitempty"`
+	// GameServerGroupName (name or ARN) makes SpotInterruption's InstanceId an instance of
+	// that FleetIQ game server group instead of a fleet's.
+	GameServerGroupName string `json:"GameServerGroupName,omitempty"`
 	// ComputeName is the compute to partition (ComputePartition), for Seconds.
 	ComputeName string  `json:"ComputeName,omitempty"`
 	Seconds     float64 `json:"Seconds,omitempty"`
@@ -57,10 +62,12 @@ type InjectFaultInput struct {
 
 // InjectFaultOutput is the output of Hoist.InjectFault: what the fault hit.
 type InjectFaultOutput struct {
-	Kind       string `json:"Kind"`
-	FleetId    string `json:"FleetId"`
-	ProcessId  string `json:"ProcessId,omitempty"`
-	InstanceId string `json:"InstanceId,omitempty"`
+	Kind    string `json:"Kind"`
+	FleetId string `json:"FleetId,omitempty"`
+	// GameServerGroupName is the FleetIQ group of an interrupted instance.
+	GameServerGroupName string `json:"GameServerGroupName,omitempty"`
+	ProcessId           string `json:"ProcessId,omitempty"`
+	InstanceId          string `json:"InstanceId,omitempty"`
 	// ComputeName is the partitioned compute (ComputePartition).
 	ComputeName string `json:"ComputeName,omitempty"`
 	// Until is when the fault runs out, RFC 3339 on the server's clock: the spot instance's

@@ -16,6 +16,8 @@ const faultUsage = `Usage:
   hoist fault instance-loss --fleet FLEET --instance INSTANCE  lose a managed fleet's instance
   hoist fault spot-interruption --fleet FLEET --instance INSTANCE
                                    the 2-minute spot notice; the instance is lost when it runs out
+  hoist fault spot-interruption --game-server-group GROUP --instance INSTANCE
+                                   the same for a FleetIQ instance: SPOT_TERMINATING, then reclaimed
   hoist fault partition --fleet FLEET --compute COMPUTE --for 30s
                                    cut a compute's websockets and refuse them for a while
   hoist fault slow-store --delay 200ms --for 30s
@@ -39,6 +41,7 @@ func runFault(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&in.ProcessId, "process", "", "server process ID (crash)")
 	fs.StringVar(&in.GameSessionId, "game-session", "", "game session ID whose process to crash (crash)")
 	fs.StringVar(&in.InstanceId, "instance", "", "instance ID (instance-loss, spot-interruption)")
+	fs.StringVar(&in.GameServerGroupName, "game-server-group", "", "FleetIQ game server group name or ARN of --instance (spot-interruption)")
 	fs.StringVar(&in.ComputeName, "compute", "", "compute name (partition)")
 	span := fs.Duration("for", 0, "how long the fault lasts on the server's clock (partition, slow-store, failing-store)")
 	delay := fs.Duration("delay", 0, "latency added to each store write (slow-store)")
@@ -55,7 +58,8 @@ func runFault(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := c.call(ctx, server.InjectFaultTarget, in, &out); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%s injected: fleet %s%s%s%s%s\n", out.Kind, out.FleetId, labelled(" process ", out.ProcessId),
+	fmt.Fprintf(stdout, "%s injected:%s%s%s%s%s%s\n", out.Kind, labelled(" fleet ", out.FleetId),
+		labelled(" game server group ", out.GameServerGroupName), labelled(" process ", out.ProcessId),
 		labelled(" instance ", out.InstanceId), labelled(" compute ", out.ComputeName), labelled(" until ", out.Until))
 	return nil
 }
