@@ -13,8 +13,9 @@ const InjectFaultTarget = "Hoist.InjectFault"
 
 // The kinds of fault Hoist.InjectFault injects.
 const (
-	// FaultProcessCrash kills a server process of a managed fleet's local instance as a
-	// crash would (SIGKILL, no termination asked).
+	// FaultProcessCrash kills a server process as a crash would (SIGKILL, no termination
+	// asked): on a managed fleet's local instance here, or through the outbox by the
+	// `hoist agent` that runs it (fault_agent.go).
 	FaultProcessCrash = "ProcessCrash"
 	// FaultInstanceLoss loses a managed fleet's local instance as if its host vanished: its
 	// processes are killed, their game sessions end INTERRUPTED, and it is replaced.
@@ -117,11 +118,14 @@ func (s *Server) crashProcess(ctx context.Context, in *InjectFaultInput) (*Injec
 	if fleet == "" || process == "" {
 		return nil, api.Errorf(api.InvalidRequestException, "ProcessCrash needs FleetId and ProcessId, or GameSessionId.")
 	}
+	where := "local instance"
 	if !s.host.CrashProcess(fleet, process) {
-		return nil, api.Errorf(api.NotFoundException,
-			"No server process %s of fleet %s runs on this node's local instances (Anywhere fleets' processes run under their hosts' agents).", process, fleet)
+		if err := s.svc.CrashAgentProcess(ctx, fleet, process); err != nil {
+			return nil, err
+		}
+		where = "agent"
 	}
-	s.log.Info("fault injected: process crash", "fleet", fleet, "process", process)
+	s.log.Info("fault injected: process crash", "fleet", fleet, "process", process, "on", where)
 	return &InjectFaultOutput{Kind: in.Kind, FleetId: fleet, ProcessId: process}, nil
 }
 

@@ -25,8 +25,9 @@ const faultUsage = `Usage:
   hoist fault failing-store --for 30s [--fraction 0.5]
                                    fail store writes (all, or a fraction) for a while
 
-crash, instance-loss and spot-interruption reach managed fleets' local instances only; partition
-reaches any compute connected to this server. The server must run with --dev (docs/dev.md). Flags:
+crash reaches managed fleets' local instances and processes run by a hoist agent;
+instance-loss and spot-interruption reach managed fleets' local instances (spot-interruption also
+FleetIQ instances); partition reaches any compute connected to this server. The server must run with --dev (docs/dev.md). Flags:
 `
 
 // runFault is `hoist fault`: it injects a fault into a dev-mode server.
