@@ -2,6 +2,8 @@ package gamelift
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	"github.com/hoist-gg/hoist/api"
 	"github.com/hoist-gg/hoist/store"
@@ -38,4 +40,31 @@ func (s *Service) CrashAgentProcess(ctx context.Context, fleetID, processID stri
 		}
 		return s.tellAgent(tx, c, MessageAgentCrashProcess, AgentNotice{ProcessID: processID})
 	})
+}
+
+// InterruptCompute gives an Anywhere compute run by a hoist agent the notice of a spot
+// interruption (fault injection, docs/dev.md; GameLift itself gives Anywhere computes none):
+// each of its live processes is sent TerminateProcess with a termination time SpotNotice
+// ahead, and the fleet gets an INSTANCE_INTERRUPTED event. It returns the termination time;
+// the caller then reclaims the compute by deregistering it, which stops its agent.
+func (s *Service) InterruptCompute(ctx context.Context, fleetID, compute string) (time.Time, error) {
+	var at time.Time
+	err := s.update(ctx, func(tx store.Tx) error {
+		_, c, err := readCompute(tx, fleetID, compute)
+		if err != nil {
+			return err
+		}
+		if c == nil || !c.Agent {
+			return api.Errorf(api.NotFoundException, "Compute %s of fleet %s is not run by a hoist agent.", compute, fleetID)
+		}
+		end := s.nowMillis() + SpotNotice.Milliseconds()
+		at = time.UnixMilli(end)
+		if err := s.noticeComputeProcesses(tx, fleetID, compute, end); err != nil {
+			return err
+		}
+		return s.addEvent(tx, fleetID, api.EventCodeInstanceInterrupted, fmt.Sprintf(
+			"Compute %s received a spot interruption notice (a fault injected with Hoist.InjectFault); it is reclaimed at %s.",
+			compute, at.UTC().Format(time.RFC3339)))
+	})
+	return at, err
 }

@@ -23,7 +23,8 @@ const (
 	// FaultSpotInterruption gives a managed fleet's local instance GameLift's 2-minute spot
 	// interruption notice; the instance is lost when the notice runs out (fault_spot.go). With
 	// GameServerGroupName it makes a FleetIQ group's instance SPOT_TERMINATING instead, and
-	// reclaims it when the notice runs out.
+	// reclaims it when the notice runs out; with ComputeName it notifies the processes of a
+	// hoist agent's compute and deregisters the compute when the notice runs out.
 	FaultSpotInterruption = "SpotInterruption"
 	// FaultComputePartition cuts a compute's websockets and refuses its new ones for Seconds
 	// (fault_partition.go).
@@ -52,7 +53,8 @@ type InjectFaultInput struct {
 	// GameServerGroupName (name or ARN) makes SpotInterruption's InstanceId an instance of
 	// that FleetIQ game server group instead of a fleet's.
 	GameServerGroupName string `json:"GameServerGroupName,omitempty"`
-	// ComputeName is the compute to partition (ComputePartition), for Seconds.
+	// ComputeName is the compute to partition (ComputePartition), for Seconds, or the hoist
+	// agent's compute to interrupt (SpotInterruption with FleetId).
 	ComputeName string  `json:"ComputeName,omitempty"`
 	Seconds     float64 `json:"Seconds,omitempty"`
 	// Millis is the latency SlowStore adds to each store write, for Seconds.
@@ -69,7 +71,7 @@ type InjectFaultOutput struct {
 	GameServerGroupName string `json:"GameServerGroupName,omitempty"`
 	ProcessId           string `json:"ProcessId,omitempty"`
 	InstanceId          string `json:"InstanceId,omitempty"`
-	// ComputeName is the partitioned compute (ComputePartition).
+	// ComputeName is the partitioned (ComputePartition) or interrupted compute.
 	ComputeName string `json:"ComputeName,omitempty"`
 	// Until is when the fault runs out, RFC 3339 on the server's clock: the spot instance's
 	// reclaim, the partition's end.

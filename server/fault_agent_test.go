@@ -86,3 +86,45 @@ func createSessionAt(t *testing.T, gl *gamelift.Client, fleet, location string) 
 	eventually(t, 30*time.Second, "the game session ACTIVE", func() bool { return sessionStatus(t, gl, id) == types.GameSessionStatusActive })
 	return aws.ToString(id)
 }
+
+// TestFaultSpotInterruptionUnderAgent: in dev mode, Hoist.InjectFault SpotInterruption with a
+// FleetId and ComputeName gives an Anywhere compute run by a real `hoist agent` the 2-minute
+// notice. The game sees OnProcessTerminate (the example game server then ends its session);
+// the API shows INSTANCE_INTERRUPTED; once virtual time passes the 2 minutes the compute is
+// reclaimed: deregistered, its agent stops every process and exits.
+func TestFaultSpotInterruptionUnderAgent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs real processes")
+	}
+	r := newDevAgentRig(t, 1)
+	r.startAgent("host-1")
+	eventually(t, 60*time.Second, "1 ACTIVE process", func() bool { return r.activeProcesses() == 1 })
+	gs := createSessionAt(t, r.gl, r.fleet, sessionLocation)
+	code, raw := hoistOp(t, r.srv.URL(), server.InjectFaultTarget, fmt.Sprintf(`{"Kind":"SpotInterruption","FleetId":%q,"ComputeName":"host-1"}`, r.fleet))
+	if code != http.StatusOK {
+		t.Fatalf("InjectFault SpotInterruption: %d %s", code, raw)
+	}
+	if !r.hasEvent(types.EventCodeInstanceInterrupted) {
+		t.Error("no INSTANCE_INTERRUPTED event")
+	}
+	eventually(t, 30*time.Second, "the game to end its session on OnProcessTerminate", func() bool {
+		return sessionStatus(t, r.gl, aws.String(gs)) == types.GameSessionStatusTerminated
+	})
+	exited := make(chan error, 1)
+	go func() { exited <- r.agent.Wait() }()
+	if code, raw := hoistOp(t, r.srv.URL(), server.AdvanceTimeTarget, `{"Seconds":121}`); code != http.StatusOK {
+		t.Fatalf("AdvanceTime: %d %s", code, raw)
+	}
+	select {
+	case <-exited:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the agent did not stop after its compute was reclaimed")
+	}
+	_, err := r.gl.DescribeCompute(context.Background(), &gamelift.DescribeComputeInput{FleetId: aws.String(r.fleet), ComputeName: aws.String("host-1")})
+	if apiCode(err) != "NotFoundException" {
+		t.Errorf("DescribeCompute after the reclaim: %v, want NotFoundException", err)
+	}
+	if pids := pidsOf(r.game); len(pids) > 0 {
+		t.Errorf("game server processes %v outlive the reclaimed compute", pids)
+	}
+}

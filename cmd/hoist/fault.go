@@ -19,6 +19,8 @@ const faultUsage = `Usage:
                                    the 2-minute spot notice; the instance is lost when it runs out
   hoist fault spot-interruption --game-server-group GROUP --instance INSTANCE
                                    the same for a FleetIQ instance: SPOT_TERMINATING, then reclaimed
+  hoist fault spot-interruption --fleet FLEET --compute COMPUTE
+                                   the same for a hoist agent's compute: deregistered when it runs out
   hoist fault partition --fleet FLEET --compute COMPUTE --for 30s
                                    cut a compute's websockets and refuse them for a while
   hoist fault slow-store --delay 200ms --for 30s
@@ -26,9 +28,9 @@ const faultUsage = `Usage:
   hoist fault failing-store --for 30s [--fraction 0.5]
                                    fail store writes (all, or a fraction) for a while
 
-crash reaches managed fleets' local instances and processes run by a hoist agent;
-instance-loss and spot-interruption reach managed fleets' local instances (spot-interruption also
-FleetIQ instances); partition reaches any compute connected to this server. The server must
+crash and spot-interruption reach managed fleets' local instances and computes run by a hoist
+agent (spot-interruption also FleetIQ instances); instance-loss reaches managed fleets' local
+instances; partition reaches any compute connected to this server. The server must
 run with --dev (docs/dev.md). Flags:
 `
 
@@ -72,7 +74,7 @@ func (f *faultFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.in.GameSessionId, "game-session", "", "game session ID whose process to crash (crash)")
 	fs.StringVar(&f.in.InstanceId, "instance", "", "instance ID (instance-loss, spot-interruption)")
 	fs.StringVar(&f.in.GameServerGroupName, "game-server-group", "", "FleetIQ game server group name or ARN of --instance (spot-interruption)")
-	fs.StringVar(&f.in.ComputeName, "compute", "", "compute name (partition)")
+	fs.StringVar(&f.in.ComputeName, "compute", "", "compute name (partition, spot-interruption)")
 	fs.DurationVar(&f.span, "for", 0, "how long the fault lasts on the server's clock (partition, slow-store, failing-store)")
 	fs.DurationVar(&f.delay, "delay", 0, "latency added to each store write (slow-store)")
 	fs.Float64Var(&f.in.Fraction, "fraction", 0, "share of store writes that fail, 0 to 1; 0 means all (failing-store)")
