@@ -217,6 +217,10 @@ func (a *Agent) handle(ctx context.Context, m Message) {
 		if !a.sup.Terminate(m.ProcessID, ReasonForceExit) {
 			a.log.Warn("force exit: no such live process", "id", m.ProcessID)
 		}
+	case ActionCrashServerProcess:
+		if !a.crashProcess(m.ProcessID) {
+			a.log.Warn("crash fault: no such live process", "id", m.ProcessID)
+		}
 	case ActionStartComputeTermination:
 		a.beginShutdown(ctx, "StartComputeTermination")
 	case ActionRefreshConnection:

@@ -48,7 +48,7 @@ func (s *Service) InterruptInstance(ctx context.Context, fleetID, instanceID str
 		}
 		end := s.nowMillis() + SpotNotice.Milliseconds()
 		at = time.UnixMilli(end)
-		if err := s.noticeInstanceProcesses(tx, d, end); err != nil {
+		if err := s.noticeComputeProcesses(tx, d.FleetID, d.ID, end); err != nil {
 			return err
 		}
 		return s.addEvent(tx, fleetID, api.EventCodeInstanceInterrupted, fmt.Sprintf(
@@ -58,11 +58,12 @@ func (s *Service) InterruptInstance(ctx context.Context, fleetID, instanceID str
 	return at, err
 }
 
-// noticeInstanceProcesses queues TerminateProcess, ending at end (Unix ms), for each live
-// process of the instance. The processes stay as they are: the game decides what to do.
-func (s *Service) noticeInstanceProcesses(tx store.Tx, d *ec2InstanceDoc, end int64) error {
-	return eachChild(tx, kindProcess, d.FleetID, func(_ *store.Record, p *processDoc) error {
-		if p.Compute != d.ID || (p.Status != processInitializing && p.Status != processActive) {
+// noticeComputeProcesses queues TerminateProcess, ending at end (Unix ms), for each live
+// process of the compute (a managed fleet's instance, or an Anywhere compute). The processes
+// stay as they are: the game decides what to do.
+func (s *Service) noticeComputeProcesses(tx store.Tx, fleetID, compute string, end int64) error {
+	return eachChild(tx, kindProcess, fleetID, func(_ *store.Record, p *processDoc) error {
+		if p.Compute != compute || (p.Status != processInitializing && p.Status != processActive) {
 			return nil
 		}
 		return s.enqueue(tx, ProcessAddress(p.FleetID, p.ProcessID), MessageTerminateProcess,

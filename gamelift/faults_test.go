@@ -47,3 +47,58 @@ func TestInterruptInstance(t *testing.T) {
 		t.Error("interrupting an unknown instance succeeded")
 	}
 }
+
+// TestCrashAgentProcess: the crash order for a process is queued for its compute's agent;
+// without an agent (a process that connected on its own) or for an unknown process it is
+// NotFoundException.
+func TestCrashAgentProcess(t *testing.T) {
+	h := newHost(t)
+	h.ready(t, "p1", 7000)
+	if err := h.f.svc.CrashAgentProcess(h.f.ctx, h.fleet, "p1"); !isCode(err, api.NotFoundException) {
+		t.Errorf("crashing a process without an agent: %v, want NotFoundException", err)
+	}
+	if err := h.f.svc.AdmitAgent(h.f.ctx, h.fleet, "host-1", h.token); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.f.svc.CrashAgentProcess(h.f.ctx, h.fleet, "p1"); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := h.f.svc.Outbox(h.f.ctx, AgentAddress(h.fleet, "host-1"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n AgentNotice
+	if len(msgs) == 0 || msgs[len(msgs)-1].Type != MessageAgentCrashProcess || json.Unmarshal(msgs[len(msgs)-1].Body, &n) != nil || n.ProcessID != "p1" {
+		t.Fatalf("agent outbox: %+v", msgs)
+	}
+	if err := h.f.svc.CrashAgentProcess(h.f.ctx, h.fleet, "p-none"); !isCode(err, api.NotFoundException) {
+		t.Errorf("crashing an unknown process: %v, want NotFoundException", err)
+	}
+}
+
+// TestInterruptCompute: an agent's compute gets the spot notice as an instance does
+// (TerminateProcess SpotNotice ahead for each live process, INSTANCE_INTERRUPTED); a compute
+// without an agent is NotFoundException.
+func TestInterruptCompute(t *testing.T) {
+	h := newHost(t)
+	h.ready(t, "p1", 7000)
+	if _, err := h.f.svc.InterruptCompute(h.f.ctx, h.fleet, "host-1"); !isCode(err, api.NotFoundException) {
+		t.Errorf("interrupting a compute without an agent: %v, want NotFoundException", err)
+	}
+	if err := h.f.svc.AdmitAgent(h.f.ctx, h.fleet, "host-1", h.token); err != nil {
+		t.Fatal(err)
+	}
+	at, err := h.f.svc.InterruptCompute(h.f.ctx, h.fleet, "host-1")
+	if err != nil || !at.Equal(h.f.clock.Now().Add(SpotNotice)) {
+		t.Fatalf("InterruptCompute = %v, %v", at, err)
+	}
+	msgs, err := h.f.svc.Outbox(h.f.ctx, ProcessAddress(h.fleet, "p1"), 0)
+	var term ProcessTermination
+	if err != nil || len(msgs) != 1 || msgs[0].Type != MessageTerminateProcess || json.Unmarshal(msgs[0].Body, &term) != nil || !term.Time.Equal(at) {
+		t.Fatalf("outbox of p1: %v %+v", err, msgs)
+	}
+	out := ok(h.f.h.DescribeFleetEvents(h.f.ctx, &api.DescribeFleetEventsInput{FleetId: &h.fleet}))(t)
+	if !slices.ContainsFunc(out.Events, func(e api.Event) bool { return api.Deref(e.EventCode) == api.EventCodeInstanceInterrupted }) {
+		t.Errorf("no INSTANCE_INTERRUPTED among %d events", len(out.Events))
+	}
+}

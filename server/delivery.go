@@ -277,6 +277,8 @@ func agentMessage(m gamelift.Message) (message.Message, error) {
 		return message.NotifyProcessRegistered{ProcessID: n.ProcessID, LogPaths: n.LogPaths}, nil
 	case gamelift.MessageAgentSessionActivated:
 		return message.NotifyGameSessionActivated{ProcessID: n.ProcessID, GameSessionID: n.GameSessionID}, nil
+	case gamelift.MessageAgentCrashProcess:
+		return crashProcessPush{ProcessID: n.ProcessID}, nil
 	}
 	return nil, fmt.Errorf("unknown agent message type %q", m.Type)
 }

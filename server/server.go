@@ -150,8 +150,9 @@ type Server struct {
 	svc       *gamelift.Service
 	// parts are the computes partitioned by fault injection (fault_partition.go).
 	parts *partitions
-	// slow is the dev mode's store, which SlowStore slows (fault_store.go); nil otherwise.
-	slow *slowStore
+	// faulty is the dev mode's store, which SlowStore and FailingStore reach (fault_store.go);
+	// nil otherwise.
+	faulty *faultStore
 	// nodeID, started and leading are this node's place in the cluster (cluster.go).
 	nodeID  string
 	started time.Time

@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 
+	"github.com/hoist-gg/hoist/internal/cli"
 	"github.com/hoist-gg/hoist/server"
 )
 
@@ -40,16 +41,24 @@ func firstSet(values ...string) string {
 	return ""
 }
 
-// flags registers the endpoint and key flags on fs, with defaults from the environment.
+// flags registers the endpoint and key flags on fs. As every flag, each also reads HOIST_<FLAG>
+// and --config (internal/cli); failing those, the endpoint, keys and region default to the AWS
+// SDK's environment variables.
 func (c *adminClient) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.endpoint, "endpoint", firstSet(os.Getenv("AWS_ENDPOINT_URL_GAMELIFT"), os.Getenv("AWS_ENDPOINT_URL"), "http://"+server.DefaultListen),
-		"the server's API URL (env AWS_ENDPOINT_URL_GAMELIFT, AWS_ENDPOINT_URL)")
-	fs.StringVar(&c.creds.AccessKeyID, "access-key-id", firstSet(os.Getenv("HOIST_ACCESS_KEY_ID"), os.Getenv("AWS_ACCESS_KEY_ID")),
-		"access key ID (env HOIST_ACCESS_KEY_ID, AWS_ACCESS_KEY_ID; default the pair in --data)")
-	fs.StringVar(&c.creds.SecretAccessKey, "secret-access-key", firstSet(os.Getenv("HOIST_SECRET_ACCESS_KEY"), os.Getenv("AWS_SECRET_ACCESS_KEY")),
-		"secret access key (env HOIST_SECRET_ACCESS_KEY, AWS_SECRET_ACCESS_KEY)")
-	fs.StringVar(&c.region, "region", firstSet(os.Getenv("AWS_REGION"), server.DefaultRegion), "SigV4 region (env AWS_REGION)")
+		"the server's API URL")
+	fs.StringVar(&c.creds.AccessKeyID, "access-key-id", os.Getenv("AWS_ACCESS_KEY_ID"),
+		"access key ID (default the pair in --data when neither this nor the secret is set)")
+	fs.StringVar(&c.creds.SecretAccessKey, "secret-access-key", os.Getenv("AWS_SECRET_ACCESS_KEY"), "secret access key")
+	fs.StringVar(&c.region, "region", firstSet(os.Getenv("AWS_REGION"), server.DefaultRegion), "SigV4 region")
 	fs.StringVar(&c.dataDir, "data", server.DefaultDataDir, "a local server's data directory, whose generated key pair is used when no keys are given")
+}
+
+// adminDefaults are the shown defaults (docs/cli.md) of the flags whose default comes from the
+// environment.
+var adminDefaults = map[string]string{
+	"endpoint":      "$AWS_ENDPOINT_URL_GAMELIFT, else $AWS_ENDPOINT_URL, else http://" + server.DefaultListen,
+	"access-key-id": "$AWS_ACCESS_KEY_ID", "secret-access-key": "$AWS_SECRET_ACCESS_KEY", "region": "$AWS_REGION, else " + server.DefaultRegion,
 }
 
 // loadKeys falls back on the key pair a local server generated in its data directory.
@@ -111,12 +120,13 @@ func apiError(code int, raw []byte) error {
 	return errors.New(e.Type + ": " + e.Message)
 }
 
-// parseInterspersed parses fs over args, allowing flags after positional arguments, and
-// returns the positional ones.
+// parseInterspersed parses fs over args with the command line conventions (cli.Parse: the
+// environment, --config, one-line usage errors), allowing flags after positional arguments,
+// and returns the positional ones.
 func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
+		if err := cli.Parse(fs, args); err != nil {
 			return nil, err
 		}
 		if fs.NArg() == 0 {

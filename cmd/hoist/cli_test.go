@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/hoist-gg/hoist/internal/cli"
+	"github.com/hoist-gg/hoist/server"
 )
 
 var update = flag.Bool("update", false, "rewrite docs/cli.md's flag table from the flag sets")
@@ -30,6 +31,7 @@ func TestHelpExitsZero(t *testing.T) {
 		"": "Usage:", "help": "Usage:", "-h": "Usage:", "--help": "Usage:",
 		"server -h": "-listen", "server --help": "-s3-listen", "agent -h": "-fleet-id", "agent --help": "-server",
 		"bench -h": "-endpoint", "matchsim --help": "-rule-set", "bench --help": "-config", "dev -h": "-watch",
+		"time -h": "-endpoint", "fault --help": "failing-store",
 	}
 	for args, want := range cases {
 		code, stdout, stderr := runCLI(t, strings.Fields(args)...)
@@ -48,6 +50,8 @@ func TestBadFlagsExitTwo(t *testing.T) {
 		"agent --grace-period soon":            `hoist: agent: invalid value "soon" for flag -grace-period`,
 		"bench --concurrency many":             `hoist: bench: invalid value "many" for flag -concurrency`,
 		"matchsim --players x":                 `hoist: matchsim: invalid value "x" for flag -players`,
+		"time advance 1m --nope":               "hoist: time: flag provided but not defined: -nope (hoist time -h)",
+		"fault failing-store --for soon":       `hoist: fault: invalid value "soon" for flag -for`,
 		"nonsense":                             `hoist: unknown command "nonsense"`,
 	}
 	for args, want := range cases {
@@ -118,7 +122,7 @@ func flagTable(t *testing.T) string {
 	for _, k := range []string{"AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"} {
 		t.Setenv(k, "")
 	}
-	names := []string{"server", "agent", "bench", "dev", "matchsim"}
+	names := []string{"server", "agent", "bench", "dev", "matchsim", "time", "fault"}
 	var cmds []cli.Command
 	for _, name := range names {
 		sets := cli.Capture(func() { run(context.Background(), []string{name}, &bytes.Buffer{}, &bytes.Buffer{}) })
@@ -136,6 +140,8 @@ var machineDefaults = map[string]map[string]string{
 	"agent": {"region": "$AWS_REGION, else $AWS_DEFAULT_REGION, else us-west-2", "access-key-id": "$AWS_ACCESS_KEY_ID",
 		"secret-access-key": "$AWS_SECRET_ACCESS_KEY", "session-token": "$AWS_SESSION_TOKEN"},
 	"bench": {"concurrency": "2 × GOMAXPROCS"},
+	"time":  adminDefaults,
+	"fault": adminDefaults,
 }
 
 const (
@@ -162,5 +168,39 @@ func TestCLIDoc(t *testing.T) {
 	}
 	if string(doc) != want {
 		t.Errorf("%s and the flags disagree; run go test ./cmd/hoist -run TestCLIDoc -update", path)
+	}
+}
+
+// TestAdminFlagSources: hoist time and hoist fault take their flags from HOIST_* variables
+// and --config like every command, over the AWS variables, under the command line: against a
+// real dev-mode server, the endpoint comes from HOIST_ENDPOINT (a wrong AWS_ENDPOINT_URL is
+// ignored), the keys from the config file, and a fault's duration from HOIST_FOR.
+func TestAdminFlagSources(t *testing.T) {
+	srv, err := server.New(context.Background(), server.Config{Dev: true, DataDir: t.TempDir(), Listen: "127.0.0.1:0",
+		AccessKeyID: "AKIAHOISTCLITEST0001", SecretAccessKey: "cli-test-secret-0123456789abcdefghijklmn",
+		TLSListen: "", S3Listen: "", StatsDListen: server.StatsDOff})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve()
+	defer srv.Shutdown(context.Background())
+	cfg := filepath.Join(t.TempDir(), "admin.json")
+	os.WriteFile(cfg, []byte(`{"access-key-id": "AKIAHOISTCLITEST0001", "secret-access-key": "cli-test-secret-0123456789abcdefghijklmn"}`), 0o600)
+	t.Setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:1")
+	t.Setenv("HOIST_ENDPOINT", srv.URL())
+	t.Setenv("HOIST_CONFIG", cfg)
+	code, stdout, stderr := runCLI(t, "time", "advance", "90s")
+	if code != 0 || !strings.Contains(stdout, "1m30s ahead") {
+		t.Fatalf("hoist time advance 90s: %d %q %q", code, stdout, stderr)
+	}
+	t.Setenv("HOIST_FOR", "45s")
+	code, stdout, stderr = runCLI(t, "fault", "slow-store", "--delay", "1ms")
+	if code != 0 || !strings.Contains(stdout, "SlowStore injected: until") {
+		t.Fatalf("hoist fault slow-store: %d %q %q", code, stdout, stderr)
+	}
+	t.Setenv("HOIST_FOR", "")
+	code, _, stderr = runCLI(t, "fault", "failing-store", "--for", "10s", "--endpoint", "http://127.0.0.1:1")
+	if code != 2 || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("the command line's --endpoint did not win over HOIST_ENDPOINT: %d %q", code, stderr)
 	}
 }

@@ -37,30 +37,53 @@ func (d *devSession) createBuild(ctx context.Context, dir string) (string, error
 	return out.Build.BuildId, nil
 }
 
-// createFleet creates a managed fleet of build running the wrapped launch path, and asks for
-// the spec's instances.
+// createFleet creates a managed fleet of build running each server process through the
+// wrapper, and asks for the spec's instances.
 func (d *devSession) createFleet(ctx context.Context, build string) (string, error) {
 	s := d.build.spec
-	from, to, err := portRange(s.PortRange)
-	if err != nil {
-		return "", err
+	name := s.Name
+	if name == "" {
+		name = fmt.Sprintf("hoist-dev-%d", d.revs)
 	}
-	perms := []map[string]any{
-		{"FromPort": from, "ToPort": to, "IpRange": "0.0.0.0/0", "Protocol": "TCP"},
-		{"FromPort": from, "ToPort": to, "IpRange": "0.0.0.0/0", "Protocol": "UDP"}}
-	proc := map[string]any{"LaunchPath": "/local/game/" + wrapperName,
-		"Parameters": strings.TrimSpace(s.LaunchPath + " " + s.Parameters), "ConcurrentExecutions": s.Processes}
-	in := map[string]any{"Name": fmt.Sprintf("hoist-dev-%d", d.revs), "BuildId": build, "EC2InstanceType": "c5.large",
-		"EC2InboundPermissions": perms, "RuntimeConfiguration": map[string]any{"ServerProcesses": []any{proc}}}
+	in := map[string]any{"Name": name, "BuildId": build, "EC2InstanceType": s.InstanceType,
+		"EC2InboundPermissions": inboundPermissions(s.Permissions), "RuntimeConfiguration": runtimeConfiguration(s)}
 	var out struct{ FleetAttributes struct{ FleetId string } }
 	if err := d.gl(ctx, "CreateFleet", in, &out); err != nil {
 		return "", err
 	}
 	fleet := out.FleetAttributes.FleetId
+	var err error
 	if s.Instances != 1 {
 		err = d.gl(ctx, "UpdateFleetCapacity", map[string]any{"FleetId": fleet, "DesiredInstances": s.Instances}, nil)
 	}
 	return fleet, err
+}
+
+// runtimeConfiguration is the fleet's RuntimeConfiguration: each server process launched
+// through the wrapper, its launch path first among the parameters.
+func runtimeConfiguration(s fleetSpec) map[string]any {
+	procs := make([]any, len(s.Processes))
+	for i, p := range s.Processes {
+		procs[i] = map[string]any{"LaunchPath": "/local/game/" + wrapperName,
+			"Parameters": strings.TrimSpace(p.LaunchPath + " " + p.Parameters), "ConcurrentExecutions": p.ConcurrentExecutions}
+	}
+	rc := map[string]any{"ServerProcesses": procs}
+	if s.MaxActivations != 0 {
+		rc["MaxConcurrentGameSessionActivations"] = s.MaxActivations
+	}
+	if s.ActivationTimeout != 0 {
+		rc["GameSessionActivationTimeoutSeconds"] = s.ActivationTimeout
+	}
+	return rc
+}
+
+// inboundPermissions is the fleet's EC2InboundPermissions.
+func inboundPermissions(perms []devPermission) []map[string]any {
+	out := make([]map[string]any, len(perms))
+	for i, p := range perms {
+		out[i] = map[string]any{"FromPort": p.FromPort, "ToPort": p.ToPort, "IpRange": p.IPRange, "Protocol": p.Protocol}
+	}
+	return out
 }
 
 // fleetState is what the progress display follows.
@@ -99,7 +122,7 @@ func (d *devSession) state(ctx context.Context, fleet string) (fleetState, error
 // processes until the fleet is ACTIVE with all its processes, or ERROR.
 func (d *devSession) waitActive(ctx context.Context, fleet string) error {
 	start, last := time.Now(), fleetState{}
-	want := d.build.spec.Processes * d.build.spec.Instances
+	want := d.build.spec.processCount()
 	for {
 		st, err := d.state(ctx, fleet)
 		if err != nil {

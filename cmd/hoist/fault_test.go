@@ -7,7 +7,8 @@ import (
 )
 
 func TestFaultKind(t *testing.T) {
-	for args, want := range map[string]string{"crash": server.FaultProcessCrash, "instance-loss": server.FaultInstanceLoss, "boom": ""} {
+	for args, want := range map[string]string{"crash": server.FaultProcessCrash, "instance-loss": server.FaultInstanceLoss,
+		"failing-store": server.FaultFailingStore, "boom": ""} {
 		got, err := faultKind([]string{args})
 		if got != want || (err == nil) != (want != "") {
 			t.Errorf("faultKind(%q) = %q, %v", args, got, err)
