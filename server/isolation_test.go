@@ -33,11 +33,14 @@ for f in %[1]s/credentials.json %[1]s/tls/ca.key %[1]s/node-id %[2]s /proc/1/roo
 	cat "$f" >/dev/null 2>&1 && echo "READ $f"
 done
 ls %[1]s/instances >/dev/null 2>&1 && echo "READ other sandboxes"
-for f in /x /etc/x /usr/x /usr/bin/x %[1]s/x /local/../x; do
+outside="%[3]s/x %[1]s/x"
+# the host's own directories only when isolated: unisolated, a root probe would write there
+[ "$HOIST_INSTANCE_ROOT" = / ] && outside="$outside /x /etc/x /usr/x /usr/bin/x /local/../x"
+for f in $outside; do
 	(echo x > "$f") 2>/dev/null && echo "WROTE $f"
 done
-echo x > /tmp/x && echo x > /local/game/written && echo "wrote inside"
-test -r /local/certificates/certificate.pem && echo "certificate readable"
+tmp=$(mktemp) && rm "$tmp" && echo x > "$HOIST_INSTANCE_ROOT/local/game/written" && echo "wrote inside"
+test -r "$HOIST_INSTANCE_ROOT/local/certificates/certificate.pem" && echo "certificate readable"
 test -n "$HOIST_TEST_SECRET" && echo "READ the server's environment"
 echo "probe done"
 } > "$out" 2>&1
@@ -51,6 +54,10 @@ func isolationRig(t *testing.T, isolation string) (*managedRig, *syncBuffer) {
 	}
 	t.Setenv("HOIST_TEST_SECRET", "the server's own environment")
 	r := &managedRig{t: t, data: t.TempDir()}
+	// A key pair file as a generated one would be (left readable: the server must tighten it).
+	if err := os.WriteFile(filepath.Join(r.data, "credentials.json"), []byte(`{"AccessKeyId": "AKIAFILE", "SecretAccessKey": "file"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	r.game = goBuild(t, "../examples/gameserver", "gameserver")
 	t.Cleanup(func() { killSandboxProcesses(r.data) })
 	logs := &syncBuffer{}
@@ -59,10 +66,10 @@ func isolationRig(t *testing.T, isolation string) (*managedRig, *syncBuffer) {
 	r.gl = client(r.srv.URL(), testKeyID, testSecret)
 	dir := t.TempDir()
 	bin, _ := os.ReadFile(r.game)
-	probe := fmt.Sprintf(probeScript, r.data, storeFile(t, r.data))
+	probe := fmt.Sprintf(probeScript, r.data, storeFile(t, r.data), t.TempDir())
 	files := map[string]string{"gameserver": string(bin), "probe.sh": probe,
-		"install.sh": "#!/bin/sh\n./probe.sh /local/game/probe-install.txt\n",
-		"run.sh":     "#!/bin/sh\n./probe.sh /local/game/probe-run.txt\nexec ./gameserver \"$@\"\n"}
+		"install.sh": "#!/bin/sh\n./probe.sh probe-install.txt\n",
+		"run.sh":     "#!/bin/sh\n./probe.sh probe-run.txt\nexec ./gameserver \"$@\"\n"}
 	for name, body := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o755); err != nil {
 			t.Fatal(err)
@@ -83,7 +90,7 @@ func storeFile(t *testing.T, data string) string {
 	t.Helper()
 	var found string
 	filepath.WalkDir(data, func(p string, d os.DirEntry, err error) error {
-		if err == nil && found == "" && !d.IsDir() && strings.Contains(p, "segment") {
+		if err == nil && found == "" && !d.IsDir() && strings.HasSuffix(p, ".seg") {
 			found = p
 		}
 		return nil
@@ -100,7 +107,7 @@ func (r *managedRig) probeFleet() (string, string) {
 	out, err := r.gl.CreateFleet(context.Background(), &gamelift.CreateFleetInput{Name: aws.String("probe"),
 		BuildId: aws.String(r.build), EC2InstanceType: types.EC2InstanceTypeC5Large,
 		CertificateConfiguration: &types.CertificateConfiguration{CertificateType: types.CertificateTypeGenerated},
-		EC2InboundPermissions: []types.IpPermission{{FromPort: aws.Int32(1024), ToPort: aws.Int32(65535),
+		EC2InboundPermissions: []types.IpPermission{{FromPort: aws.Int32(1024), ToPort: aws.Int32(60000),
 			IpRange: aws.String("0.0.0.0/0"), Protocol: types.IpProtocolTcp}},
 		RuntimeConfiguration: &types.RuntimeConfiguration{ServerProcesses: []types.ServerProcess{{
 			LaunchPath: aws.String("/local/game/run.sh"), Parameters: aws.String("--port 0"), ConcurrentExecutions: aws.Int32(1)}}}})
@@ -145,6 +152,9 @@ func TestIsolatedInstance(t *testing.T) {
 			t.Errorf("%s probe: the certificate is not readable inside:\n%s", which, got)
 		}
 	}
+	if info, err := os.Stat(filepath.Join(r.data, "credentials.json")); err != nil || info.Mode().Perm() != 0o600 {
+		t.Errorf("credentials.json: %v, mode %v; want 0600", err, info.Mode())
+	}
 	pids := sandboxPIDs(r.data)
 	if len(pids) != 1 {
 		t.Fatalf("processes %v", pids)
@@ -153,12 +163,12 @@ func TestIsolatedInstance(t *testing.T) {
 	if strings.Contains(string(status), "\nUid:\t0\t") {
 		t.Fatalf("the game server runs as root:\n%s", status)
 	}
-	checkGameWorks(t, r, fleet, id, pids[0])
+	checkGameWorks(t, r, fleet, id, pids[0], "/local/certificates/certificate.pem")
 }
 
 // checkGameWorks checks the certificate path the SDK hands out, a game session on the
 // process's port, and the process's log file through the host path.
-func checkGameWorks(t *testing.T, r *managedRig, fleet, id string, pid int) {
+func checkGameWorks(t *testing.T, r *managedRig, fleet, id string, pid int, certPath string) {
 	ctx := context.Background()
 	tok, err := r.gl.GetComputeAuthToken(ctx, &gamelift.GetComputeAuthTokenInput{FleetId: aws.String(fleet), ComputeName: aws.String(id)})
 	if err != nil {
@@ -171,8 +181,8 @@ func checkGameWorks(t *testing.T, r *managedRig, fleet, id string, pid int) {
 	}
 	defer sdk.Destroy()
 	cert, err := sdk.GetComputeCertificate(ctx)
-	if want := instancePath(r.data, id, "local/certificates/certificate.pem"); err != nil || cert.CertificatePath != want {
-		t.Fatalf("GetComputeCertificate = %+v, %v; want %s", cert, err, want)
+	if err != nil || cert.CertificatePath != certPath {
+		t.Fatalf("GetComputeCertificate = %+v, %v; want %s", cert, err, certPath)
 	}
 	gs, err := r.gl.CreateGameSession(ctx, &gamelift.CreateGameSessionInput{FleetId: aws.String(fleet), MaximumPlayerSessionCount: aws.Int32(2)})
 	if err != nil {
@@ -213,5 +223,26 @@ func TestUnisolatedInstance(t *testing.T) {
 	if len(pids) != 1 {
 		t.Fatalf("processes %v", pids)
 	}
-	checkGameWorks(t, r, fleet, id, pids[0])
+	checkGameWorks(t, r, fleet, id, pids[0], filepath.Join(r.data, "instances", id, "local", "certificates", "certificate.pem"))
+}
+
+// A data directory other users can write to is refused; one they can read is tightened to
+// 0700; isolation modes other than auto, on and off are refused.
+func TestDataDirPermissions(t *testing.T) {
+	data := t.TempDir()
+	os.Chmod(data, 0o777)
+	cfg := server.Config{Listen: "127.0.0.1:0", DataDir: data, AccessKeyID: testKeyID, SecretAccessKey: testSecret,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Isolation: server.IsolationOff}
+	if _, err := server.New(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "writable by other users") {
+		t.Fatalf("world-writable data directory: %v", err)
+	}
+	os.Chmod(data, 0o755)
+	startServer(t, cfg)
+	if info, err := os.Stat(data); err != nil || info.Mode().Perm() != 0o700 {
+		t.Fatalf("data directory mode %v, %v; want 0700", info.Mode(), err)
+	}
+	cfg.DataDir, cfg.Isolation = t.TempDir(), "sometimes"
+	if _, err := server.New(context.Background(), cfg); err == nil {
+		t.Fatal("isolation \"sometimes\" accepted")
+	}
 }
