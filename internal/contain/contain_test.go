@@ -52,7 +52,7 @@ func needRoot(t *testing.T) {
 }
 
 // sandbox makes a sandbox directory with local/game, as hostd lays one out.
-func sandbox(t *testing.T, uid int) string {
+func sandbox(t testing.TB, uid int) string {
 	t.Helper()
 	root := t.TempDir()
 	game := filepath.Join(root, "local", "game")
