@@ -126,7 +126,7 @@ func (s Spec) check(cmd *exec.Cmd) error {
 		return fmt.Errorf("contain: sandbox root %q is not an absolute path", s.Root)
 	case !filepath.IsAbs(cmd.Path):
 		return fmt.Errorf("contain: program %q is not an absolute path inside the sandbox", cmd.Path)
-	case cmd.SysProcAttr != nil && cmd.SysProcAttr.Credential != nil:
+	case ownCredential(cmd):
 		return errors.New("contain: the command sets its own credentials")
 	}
 	return nil

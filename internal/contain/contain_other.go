@@ -14,6 +14,8 @@ func namespaces(*exec.Cmd) error {
 
 func pdeathsig(*exec.Cmd) int { return 0 }
 
+func ownCredential(*exec.Cmd) bool { return false }
+
 // runInit fails: there is no init mode outside Linux.
 func runInit(launch) error { return errors.New("contained processes need Linux") }
 

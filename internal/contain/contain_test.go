@@ -3,6 +3,7 @@ package contain
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,13 +16,19 @@ import (
 	"github.com/hoist-gg/hoist/internal/testwait"
 )
 
-// The test binary doubles as the init (Main) and, with first argument "contain-helper", as a
+// The test binary doubles as the init (Main); with first argument "contain-probe" it prints
+// what Probe says; with first argument "contain-helper" it acts as a
 // parent that starts a contained "sleep" with a parent-death signal, waits until it runs,
 // prints its PID and exits.
 func TestMain(m *testing.M) {
 	Main()
 	if len(os.Args) > 2 && os.Args[1] == "contain-helper" {
 		os.Exit(helper(os.Args[2]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "contain-probe" {
+		s := Probe()
+		fmt.Printf("%v %s\n", s.Available, s.Reason)
+		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }
@@ -244,5 +251,24 @@ func TestCgroupsAndNetNS(t *testing.T) {
 	}
 	if !got[want] {
 		t.Errorf("network namespace: want %s, got %v", want, got)
+	}
+}
+
+// Run as an ordinary user, Probe reports that processes cannot be contained, and why.
+func TestProbeWithoutRoot(t *testing.T) {
+	needRoot(t)
+	dir := t.TempDir()
+	os.Chmod(dir, 0o755)
+	os.Chmod(filepath.Dir(dir), 0o755) // the test's own temporary directory
+	bin := filepath.Join(dir, "contain.test")
+	b, err := os.ReadFile(os.Args[0])
+	if err != nil || os.WriteFile(bin, b, 0o755) != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "contain-probe")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: testUID, Gid: testUID, Groups: []uint32{}}}
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), "false ") || !strings.Contains(string(out), "root") {
+		t.Fatalf("Probe as uid %d: %v %s", testUID, err, out)
 	}
 }

@@ -27,6 +27,11 @@ func pdeathsig(cmd *exec.Cmd) int {
 	return int(cmd.SysProcAttr.Pdeathsig)
 }
 
+// ownCredential reports whether cmd asks to run as another user itself.
+func ownCredential(cmd *exec.Cmd) bool {
+	return cmd.SysProcAttr != nil && cmd.SysProcAttr.Credential != nil
+}
+
 // runInit sets up the contained process and execs the program; it returns only on failure.
 func runInit(l launch) error {
 	runtime.LockOSThread() // setns and exec act on this thread
