@@ -44,9 +44,9 @@ func (s *Server) isolation() (contain.Support, error) {
 
 // checkDataDir refuses a data directory other users can write to (they could swap the
 // store or the keys) and makes it readable by Hoist alone: the directory 0700, every file
-// and directory in it that others could read tightened, with one warning. Instance
-// sandboxes are left alone: their files belong to the instances' users.
-func (s *Server) checkDataDir() error {
+// and directory in it that others could read tightened, with one warning when warn is set.
+// Instance sandboxes are left alone: their files belong to the instances' users.
+func (s *Server) checkDataDir(warn bool) error {
 	dir := s.cfg.DataDir
 	info, err := os.Stat(dir)
 	if err != nil {
@@ -70,7 +70,7 @@ func (s *Server) checkDataDir() error {
 		fixed = append(fixed, p)
 		return os.Chmod(p, fi.Mode().Perm()&^0o077)
 	})
-	if len(fixed) > 0 {
+	if warn && len(fixed) > 0 {
 		s.log.Warn("files in the data directory were readable by other users; now they are not", "count", len(fixed), "first", fixed[0])
 	}
 	return err

@@ -174,7 +174,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, err
 	}
-	if err := s.checkDataDir(); err != nil {
+	if err := s.checkDataDir(true); err != nil {
 		return nil, err
 	}
 	id, err := loadOrCreateNodeID(cfg.DataDir)
@@ -192,7 +192,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		st.Close()
 		return nil, err
 	}
-	if err := s.checkDataDir(); err != nil { // again, for the files the store and the CA created
+	if err := s.checkDataDir(false); err != nil { // again, quietly, for the files the store and the CA created
 		s.closeListeners()
 		st.Close()
 		return nil, err

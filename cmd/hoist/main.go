@@ -138,6 +138,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lv}))
 	tuneGC()
+	privateUmask()
 	srv, err := server.New(ctx, cfg)
 	if err != nil {
 		return err

@@ -67,7 +67,11 @@ func trial() error {
 		return err
 	}
 	defer os.RemoveAll(root)
-	if err := os.Mkdir(filepath.Join(root, "local"), 0o755); err != nil {
+	local := filepath.Join(root, "local")
+	if err := os.Mkdir(local, 0o700); err != nil {
+		return err
+	}
+	if err := os.Chown(local, probeUID, probeUID); err != nil {
 		return err
 	}
 	cmd := exec.Command("/bin/sh", "-c", "id -u")
