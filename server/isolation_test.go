@@ -33,6 +33,9 @@ for f in %[1]s/credentials.json %[1]s/tls/ca.key %[1]s/node-id %[2]s /proc/1/roo
 	cat "$f" >/dev/null 2>&1 && echo "READ $f"
 done
 ls %[1]s/instances >/dev/null 2>&1 && echo "READ other sandboxes"
+for f in /proc/[0-9]*/root/local/game/whoami %[1]s/instances/*/local/game/whoami; do
+	id=$(cat "$f" 2>/dev/null) && [ -n "$id" ] && [ "$id" != "$GAMELIFT_SDK_HOST_ID" ] && echo "READ other instance $id"
+done
 outside="%[3]s/x %[1]s/x"
 # the host's own directories only when isolated: unisolated, a root probe would write there
 [ "$HOIST_INSTANCE_ROOT" = / ] && outside="$outside /x /etc/x /usr/x /usr/bin/x /local/../x"
@@ -69,7 +72,7 @@ func isolationRig(t *testing.T, isolation string) (*managedRig, *syncBuffer) {
 	probe := fmt.Sprintf(probeScript, r.data, storeFile(t, r.data), t.TempDir())
 	files := map[string]string{"gameserver": string(bin), "probe.sh": probe,
 		"install.sh": "#!/bin/sh\n./probe.sh probe-install.txt\n",
-		"run.sh":     "#!/bin/sh\n./probe.sh probe-run.txt\nexec ./gameserver \"$@\"\n"}
+		"run.sh":     "#!/bin/sh\necho $GAMELIFT_SDK_HOST_ID > whoami\n./probe.sh probe-run.txt\nexec ./gameserver \"$@\"\n"}
 	for name, body := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o755); err != nil {
 			t.Fatal(err)
@@ -164,6 +167,24 @@ func TestIsolatedInstance(t *testing.T) {
 		t.Fatalf("the game server runs as root:\n%s", status)
 	}
 	checkGameWorks(t, r, fleet, id, pids[0], "/local/certificates/certificate.pem")
+	if second := r.secondInstance(fleet, id); strings.Contains(second, "READ") {
+		t.Errorf("second instance's probe:\n%s", second)
+	}
+}
+
+// secondInstance scales the fleet to two instances and returns what the new instance's probe
+// found, while the first instance's game server runs (its whoami file names it).
+func (r *managedRig) secondInstance(fleet, first string) string {
+	r.t.Helper()
+	r.setCapacity(fleet, 2)
+	r.waitFor("2 ACTIVE instances", func() bool { return r.settled(fleet, 2, 1) })
+	for _, in := range r.instances(fleet) {
+		if id := aws.ToString(in.InstanceId); id != first {
+			return r.probed(id, "run")
+		}
+	}
+	r.t.Fatal("no second instance")
+	return ""
 }
 
 // checkGameWorks checks the certificate path the SDK hands out, a game session on the
@@ -224,6 +245,9 @@ func TestUnisolatedInstance(t *testing.T) {
 		t.Fatalf("processes %v", pids)
 	}
 	checkGameWorks(t, r, fleet, id, pids[0], filepath.Join(r.data, "instances", id, "local", "certificates", "certificate.pem"))
+	if second := r.secondInstance(fleet, id); os.Geteuid() == 0 && !strings.Contains(second, "READ other instance "+id) {
+		t.Errorf("isolation off, yet the second instance could not read the first's files:\n%s", second)
+	}
 }
 
 // A data directory other users can write to is refused; one they can read is tightened to
