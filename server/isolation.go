@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/hoist-gg/hoist/hostd"
 	"github.com/hoist-gg/hoist/internal/contain"
 )
 
@@ -19,10 +20,16 @@ const (
 	IsolationOff = "off"
 )
 
+// maxUID is the largest usable user ID (4294967295 is "no user").
+const maxUID = 1<<32 - 2
+
 // isolation decides whether local instances run contained; when they do not, it says so
 // once in the log (and each instance adds a fleet event, hostd).
 func (s *Server) isolation() (contain.Support, error) {
 	var sup contain.Support
+	if b := s.cfg.InstanceUIDBase; b != 0 && (b < 1000 || b > maxUID-hostd.UIDRange) {
+		return sup, fmt.Errorf("instance UID base %d: want 1000 to %d (system users below, the largest user ID above)", b, maxUID-hostd.UIDRange)
+	}
 	switch s.cfg.Isolation {
 	case "", IsolationAuto:
 		sup = contain.Probe()

@@ -251,7 +251,8 @@ func TestUnisolatedInstance(t *testing.T) {
 }
 
 // A data directory other users can write to is refused; one they can read is tightened to
-// 0700; isolation modes other than auto, on and off are refused.
+// 0700; isolation modes other than auto, on and off, and instance user IDs among the system
+// users are refused.
 func TestDataDirPermissions(t *testing.T) {
 	data := t.TempDir()
 	os.Chmod(data, 0o777)
@@ -268,5 +269,9 @@ func TestDataDirPermissions(t *testing.T) {
 	cfg.DataDir, cfg.Isolation = t.TempDir(), "sometimes"
 	if _, err := server.New(context.Background(), cfg); err == nil {
 		t.Fatal("isolation \"sometimes\" accepted")
+	}
+	cfg.DataDir, cfg.Isolation, cfg.InstanceUIDBase = t.TempDir(), server.IsolationOff, 10
+	if _, err := server.New(context.Background(), cfg); err == nil {
+		t.Fatal("instance UID base 10 accepted")
 	}
 }
