@@ -94,6 +94,7 @@ func (in *instance) run() {
 			in.requestStop()
 		} else {
 			in.runProcesses(ctx)
+			in.killUser()
 			if ctx.Err() != nil {
 				return
 			}

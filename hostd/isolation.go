@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/hoist-gg/hoist/api"
 	"github.com/hoist-gg/hoist/internal/contain"
@@ -140,4 +141,17 @@ func (in *instance) reportUnisolated() {
 	_ = in.h.cfg.Control.InstanceEvent(in.h.ctx, in.li.FleetID, api.EventCodeGenericEvent, fmt.Sprintf(
 		"Instance %s is not isolated: its install script and server processes run as Hoist's own user and can reach Hoist's files (%s).",
 		in.li.InstanceID, reason))
+}
+
+// killUser kills every process left running as the instance's user (one that left its
+// process group, say with setsid): /bin/kill -9 -1, run as that user, signals all of them.
+func (in *instance) killUser() {
+	if !in.contained() {
+		return
+	}
+	cmd := exec.Command("/bin/kill", "-9", "-1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(in.uid), Gid: uint32(in.uid), Groups: []uint32{}}}
+	if out, err := cmd.CombinedOutput(); err != nil && len(out) > 0 {
+		in.h.cfg.Logger.Debug("killing the instance user's processes", "instance", in.li.InstanceID, "err", err, "output", string(out))
+	}
 }

@@ -224,6 +224,7 @@ func (in *instance) runInstallScript(ctx context.Context) error {
 		err = ctx.Err()
 	}
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // nothing the script started outlives it
+	in.killUser()                                       // not even what left the process group
 	if err != nil {
 		return fmt.Errorf("install script %s on instance %s failed (%v): %s", script, in.li.InstanceID, err, tail(out.String(), 800))
 	}

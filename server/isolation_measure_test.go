@@ -38,7 +38,7 @@ func TestIsolationOverhead(t *testing.T) {
 // measureFleet creates a fleet of one instance, waits for ACTIVE, scales it to 10 instances
 // and waits until all run their process.
 func measureFleet(t *testing.T, mode string) (create, scale time.Duration) {
-	r, _ := isolationRig(t, mode)
+	r, _, _ := isolationRig(t, mode)
 	start := time.Now()
 	fleet, _ := r.probeFleet()
 	create = time.Since(start)

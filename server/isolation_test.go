@@ -49,9 +49,19 @@ echo "probe done"
 } > "$out" 2>&1
 `
 
+// runScript is the probe build's launch path: it names its instance, runs the probe, and
+// when isolated leaves a process outside its process group (which must not outlive the
+// instance), then becomes the example game server.
+const runScript = `#!/bin/sh
+echo $GAMELIFT_SDK_HOST_ID > whoami
+./probe.sh probe-run.txt
+if [ "$HOIST_INSTANCE_ROOT" = / ]; then setsid sleep 600 < /dev/null > /dev/null 2>&1 & echo $! > daemon.pid; fi
+exec ./gameserver "$@"
+`
+
 // isolationRig is a server with isolation set as given, whose log is kept, and a build whose
 // install script and launch path run probeScript before the example game server.
-func isolationRig(t *testing.T, isolation string) (*managedRig, *syncBuffer) {
+func isolationRig(t *testing.T, isolation string) (*managedRig, *syncBuffer, *clock.Fake) {
 	if testing.Short() {
 		t.Skip("builds and runs real processes")
 	}
@@ -63,8 +73,8 @@ func isolationRig(t *testing.T, isolation string) (*managedRig, *syncBuffer) {
 	}
 	r.game = goBuild(t, "../examples/gameserver", "gameserver")
 	t.Cleanup(func() { killSandboxProcesses(r.data) })
-	logs := &syncBuffer{}
-	r.srv = startServer(t, server.Config{Clock: clock.NewFake(time.Now()), DataDir: r.data, Isolation: isolation,
+	logs, clk := &syncBuffer{}, clock.NewFake(time.Now())
+	r.srv = startServer(t, server.Config{Clock: clk, DataDir: r.data, Isolation: isolation,
 		Logger: slog.New(slog.NewTextHandler(io.MultiWriter(logs, testLogOut()), nil))})
 	r.gl = client(r.srv.URL(), testKeyID, testSecret)
 	dir := t.TempDir()
@@ -72,7 +82,7 @@ func isolationRig(t *testing.T, isolation string) (*managedRig, *syncBuffer) {
 	probe := fmt.Sprintf(probeScript, r.data, storeFile(t, r.data), t.TempDir())
 	files := map[string]string{"gameserver": string(bin), "probe.sh": probe,
 		"install.sh": "#!/bin/sh\n./probe.sh probe-install.txt\n",
-		"run.sh":     "#!/bin/sh\necho $GAMELIFT_SDK_HOST_ID > whoami\n./probe.sh probe-run.txt\nexec ./gameserver \"$@\"\n"}
+		"run.sh":     runScript}
 	for name, body := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o755); err != nil {
 			t.Fatal(err)
@@ -85,7 +95,7 @@ func isolationRig(t *testing.T, isolation string) (*managedRig, *syncBuffer) {
 		t.Fatalf("CreateBuild: %v", err)
 	}
 	r.build = aws.ToString(out.Build.BuildId)
-	return r, logs
+	return r, logs, clk
 }
 
 // storeFile is one of the embedded store's files in data.
@@ -142,7 +152,7 @@ func TestIsolatedInstance(t *testing.T) {
 	if !contain.Probe().Available {
 		t.Skip("this host cannot isolate instances: " + contain.Probe().Reason)
 	}
-	r, _ := isolationRig(t, server.IsolationOn)
+	r, _, clk := isolationRig(t, server.IsolationOn)
 	fleet, id := r.probeFleet()
 	for _, which := range []string{"install", "run"} {
 		got := r.probed(id, which)
@@ -170,6 +180,27 @@ func TestIsolatedInstance(t *testing.T) {
 	if second := r.secondInstance(fleet, id); strings.Contains(second, "READ") {
 		t.Errorf("second instance's probe:\n%s", second)
 	}
+	b, _ := os.ReadFile(filepath.Join(r.data, "instances", id, "local", "game", "daemon.pid"))
+	daemon, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if daemon <= 0 || !alive(daemon) {
+		t.Fatalf("the process that left its group does not run (pid file %q)", b)
+	}
+	if _, err := r.gl.DeleteFleet(context.Background(), &gamelift.DeleteFleetInput{FleetId: aws.String(fleet)}); err != nil {
+		t.Fatal(err)
+	}
+	r.waitFor("instances torn down", func() bool { // the game session ends with its process's grace period
+		clk.Advance(time.Minute)
+		r.srv.StepLoops(context.Background())
+		left, _ := os.ReadDir(filepath.Join(r.data, "instances"))
+		return len(left) == 0
+	})
+	r.waitFor("the process that left its group killed with its instance", func() bool { return !alive(daemon) })
+}
+
+// alive reports whether pid runs (and is not a zombie).
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	return err == nil && !strings.Contains(string(b), ") Z ")
 }
 
 // secondInstance scales the fleet to two instances and returns what the new instance's probe
@@ -225,7 +256,7 @@ func checkGameWorks(t *testing.T, r *managedRig, fleet, id string, pid int, cert
 // With isolation off, instances run as before (as Hoist's user, the server's files in reach),
 // the server says so once in its log, and each instance adds a fleet event saying so.
 func TestUnisolatedInstance(t *testing.T) {
-	r, logs := isolationRig(t, server.IsolationOff)
+	r, logs, _ := isolationRig(t, server.IsolationOff)
 	fleet, id := r.probeFleet()
 	if got := r.probed(id, "run"); os.Geteuid() == 0 && !strings.Contains(got, "READ "+r.data+"/credentials.json") {
 		t.Errorf("isolation off, yet the game could not read the credentials:\n%s", got)
