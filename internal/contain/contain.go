@@ -96,6 +96,13 @@ func (s Spec) Wrap(cmd *exec.Cmd) error {
 	if err := s.check(cmd); err != nil {
 		return err
 	}
+	// The init finds the sandbox under the host's tree moved aside, where an absolute
+	// symbolic link on the way would no longer lead to it: resolve them here.
+	root, err := filepath.EvalSymlinks(s.Root)
+	if err != nil {
+		return fmt.Errorf("contain: sandbox root: %w", err)
+	}
+	s.Root = root
 	l := launch{Spec: s, Path: cmd.Path, Args: cmd.Args, Dir: cmd.Dir}
 	if l.Dir == "" {
 		l.Dir = "/local"

@@ -139,6 +139,20 @@ ls / | tr '\n' ' '; echo
 	}
 }
 
+// A sandbox reached through an absolute symbolic link works (the init resolves nothing
+// itself: the host's tree is moved aside when it binds the sandbox).
+func TestRootThroughSymlink(t *testing.T) {
+	needRoot(t)
+	root := sandbox(t, testUID)
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(root, link); err != nil {
+		t.Fatal(err)
+	}
+	if got := run(t, Spec{UID: testUID, GID: testUID, Root: link}, "pwd"); !got["/local/game"] {
+		t.Fatalf("through a link: %v", got)
+	}
+}
+
 // A set-up failure (here: no local directory in the sandbox) ends the process with
 // ExitSetupFailed and says why on stderr, before the program runs.
 func TestSetupFailure(t *testing.T) {
