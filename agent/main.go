@@ -29,6 +29,7 @@ type options struct {
 	grace, heartbeat, configEvery          time.Duration
 	deregister, inheritOutput              bool
 	logLevel                               string
+	runAs                                  string
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -56,6 +57,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.deregister, "deregister", false, "deregister the compute when the agent stops")
 	fs.BoolVar(&o.inheritOutput, "process-output", false, "pass server processes' stdout/stderr through (default: discarded)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&o.runAs, "run-as", "", "user (name or ID) server processes run as, with its primary group only; the agent must run as root (default: the agent's own user)")
 	if err := cli.Parse(fs, args); err != nil {
 		return o, err
 	}
@@ -148,6 +150,14 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 		AccessKeyID: o.keyID, SecretAccessKey: o.secret, SessionToken: o.session,
 	})
 	sc := supervisor.Config{GracePeriod: o.grace, WorkDir: o.workDir}
+	if o.runAs != "" {
+		r, err := lookupRunAs(o.runAs)
+		if err != nil {
+			return err
+		}
+		sc.Hooks.Command = r.hook(sc.Hooks.Command)
+		log.Info("server processes run as another user", "user", r.name, "uid", r.uid, "gid", r.gid)
+	}
 	if o.inheritOutput {
 		sc.Stdout, sc.Stderr = os.Stdout, os.Stderr
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/hoist-gg/hoist/api"
 	"github.com/hoist-gg/hoist/gamelift"
 	"github.com/hoist-gg/hoist/internal/clock"
+	"github.com/hoist-gg/hoist/internal/contain"
 	"github.com/hoist-gg/hoist/internal/tlsca"
 )
 
@@ -90,6 +91,13 @@ type Config struct {
 	Stdout, Stderr *os.File
 	// Logger receives the host's log; discarded when nil.
 	Logger *slog.Logger
+	// Isolation says whether instances run contained (contain.Probe, unless the operator
+	// turned isolation off): when Available, each instance's install script and server
+	// processes run as a user of its own in a private view of the file system; otherwise
+	// they run as Hoist's user, and each instance adds a fleet event saying so with Reason.
+	Isolation contain.Support
+	// UIDBase is the first user ID of instances (DefaultUIDBase when zero).
+	UIDBase int
 }
 
 // Host converges the instances running here on what the control plane wants. Create it with
@@ -100,6 +108,8 @@ type Host struct {
 	cancel context.CancelFunc
 	wake   chan struct{}
 	certs  *fleetCerts
+
+	uids *uidPool
 
 	// fetchMu serialises fetches of builds from the shared store (localBuild).
 	fetchMu sync.Mutex
@@ -126,12 +136,15 @@ func New(cfg Config) *Host {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.UIDBase <= 0 {
+		cfg.UIDBase = DefaultUIDBase
+	}
 	if cfg.CADir == "" {
 		cfg.CADir = filepath.Join(filepath.Dir(cfg.Dir), "tls")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Host{cfg: cfg, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1), certs: newFleetCerts(cfg),
-		instances: map[string]*instance{}, gone: map[string]bool{}}
+		uids: &uidPool{base: cfg.UIDBase}, instances: map[string]*instance{}, gone: map[string]bool{}}
 }
 
 // newFleetCerts returns the certificate cache of a Host: cfg.CA, or Hoist's CA opened from

@@ -3,6 +3,7 @@ package hostd
 import (
 	"context"
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"github.com/hoist-gg/hoist/agent/supervisor"
 	"github.com/hoist-gg/hoist/api"
 	"github.com/hoist-gg/hoist/gamelift"
+	"github.com/hoist-gg/hoist/internal/contain"
 )
 
 // instance runs one instance: setup, processes, teardown.
@@ -17,6 +19,11 @@ type instance struct {
 	h   *Host
 	li  gamelift.LocalInstance
 	dir string // the sandbox
+	uid int    // the user (and group) its processes run as, when contained
+
+	// cgroups and netns contain the processes further (contain.Spec); not set yet.
+	cgroups []string
+	netns   string
 
 	stop     chan struct{} // closed by requestStop
 	stopOnce sync.Once
@@ -30,6 +37,9 @@ type instance struct {
 func newInstance(h *Host, li gamelift.LocalInstance) *instance {
 	in := &instance{h: h, li: li, dir: filepath.Join(h.cfg.Dir, li.InstanceID), stop: make(chan struct{})}
 	in.procs = specs(li.ServerProcesses)
+	if in.contained() {
+		in.uid = h.uids.get(li.InstanceID)
+	}
 	return in
 }
 
@@ -71,6 +81,7 @@ func (in *instance) setProcesses(sps []api.ServerProcess) {
 // run sets the instance up, runs its processes until it is to stop, and tears it down. When
 // the Host closes, the processes are stopped but the sandbox and the record stay.
 func (in *instance) run() {
+	defer in.h.uids.put(in.li.InstanceID)
 	ctx := in.h.ctx
 	log := in.h.cfg.Logger.With("fleet", in.li.FleetID, "instance", in.li.InstanceID)
 	if !in.stopped() {
@@ -83,6 +94,7 @@ func (in *instance) run() {
 			in.requestStop()
 		} else {
 			in.runProcesses(ctx)
+			in.killUser()
 			if ctx.Err() != nil {
 				return
 			}
@@ -104,6 +116,7 @@ func (in *instance) setup(ctx context.Context) (api.EventCode, error) {
 	if err := c.InstanceProgress(ctx, li.FleetID, li.InstanceID, gamelift.StageDownloading); err != nil {
 		return api.EventCodeFleetBinaryDownloadFailed, err
 	}
+	in.reportUnisolated()
 	_ = c.InstanceEvent(ctx, li.FleetID, api.EventCodeFleetCreationExtractingBuild,
 		fmt.Sprintf("Extracting build %s on instance %s.", li.Build.BuildID, li.InstanceID))
 	build, err := in.h.localBuild(ctx, li.Build)
@@ -116,11 +129,14 @@ func (in *instance) setup(ctx context.Context) (api.EventCode, error) {
 	if li.DNSName != "" {
 		path, err := in.writeCertificate()
 		if err == nil {
-			err = c.InstanceCertificate(ctx, li.FleetID, li.InstanceID, path)
+			err = c.InstanceCertificate(ctx, li.FleetID, li.InstanceID, in.inside(path))
 		}
 		if err != nil {
 			return api.EventCodeFleetActivationFailed, fmt.Errorf("fleet certificate for instance %s: %w", li.InstanceID, err)
 		}
+	}
+	if err := in.handOver(); err != nil {
+		return api.EventCodeFleetBinaryDownloadFailed, fmt.Errorf("sandbox of instance %s: %w", li.InstanceID, err)
 	}
 	if li.Build.InstallScript != "" {
 		_ = c.InstanceEvent(ctx, li.FleetID, api.EventCodeFleetCreationRunningInstaller,
@@ -155,7 +171,7 @@ func (in *instance) runProcesses(ctx context.Context) {
 		WorkDir: filepath.Join(in.dir, "local", "game"), Stdout: cfg.Stdout, Stderr: cfg.Stderr, DieWithParent: true,
 		// Local instances launch processes as fast as they start: no stagger.
 		StaggerMin: 0, StaggerMax: 1, Rand: func() float64 { return 0 },
-		Hooks: supervisor.Hooks{Prestart: in.prestart, Started: in.started, Exited: in.exited},
+		Hooks: supervisor.Hooks{Prestart: in.prestart, Command: in.command, Started: in.started, Exited: in.exited},
 	})
 	in.mu.Lock()
 	in.sup = sup
@@ -175,7 +191,7 @@ func (in *instance) runProcesses(ctx context.Context) {
 // prestart resolves the launch path inside the sandbox and sets the Server SDK environment,
 // with a fresh compute auth token.
 func (in *instance) prestart(ctx context.Context, l *supervisor.Launch) error {
-	l.Path = sandboxPath(in.dir, l.Spec.LaunchPath)
+	l.Path = in.inside(sandboxPath(in.dir, l.Spec.LaunchPath))
 	l.Dir = filepath.Dir(l.Path)
 	token, _, err := in.h.cfg.Control.InstanceAuthToken(in.h.ctx, in.li.FleetID, in.li.InstanceID)
 	if err != nil {
@@ -190,13 +206,22 @@ func (in *instance) prestart(ctx context.Context, l *supervisor.Launch) error {
 		"GAMELIFT_COMPUTE_TYPE=EC2",
 		"GAMELIFT_REGION="+in.li.Location,
 		"HOIST_INSTANCE_IP_ADDRESS="+in.li.IPAddress,
-		"HOIST_INSTANCE_ROOT="+in.dir,
+		"HOIST_INSTANCE_ROOT="+in.root(),
 	)
 	if in.li.DNSName != "" {
 		l.Env = append(l.Env, "HOIST_INSTANCE_DNS_NAME="+in.li.DNSName)
 	}
 	in.telemetry(l)
 	return nil
+}
+
+// command runs a contained instance's process contained, with only the environment the
+// launch sets.
+func (in *instance) command(l *supervisor.Launch, cmd *exec.Cmd) error {
+	if !in.contained() {
+		return nil
+	}
+	return in.wrap(cmd, l.Env)
 }
 
 // telemetry hands a process the DogStatsD address and tells the tracker where it runs.
@@ -223,6 +248,9 @@ func (in *instance) started(supervisor.Info) {
 
 // exited reports a process's end with the event code the hoist agent would send.
 func (in *instance) exited(e supervisor.Exit) {
+	if in.contained() && e.Code == contain.ExitSetupFailed {
+		in.h.cfg.Logger.Error("a server process could not be contained (its stderr says why)", "instance", in.li.InstanceID, "id", e.ID)
+	}
 	if p := in.h.cfg.Processes; p != nil {
 		p.ProcessEnded(e.ID)
 	}

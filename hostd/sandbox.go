@@ -201,9 +201,15 @@ func (in *instance) runInstallScript(ctx context.Context) error {
 		return fmt.Errorf("install script %s: Windows install scripts cannot run on this host", script)
 	}
 	var out bytes.Buffer
-	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, &out, &out
-	cmd.Env = append(os.Environ(), "HOIST_INSTANCE_ROOT="+in.dir, "HOIST_INSTANCE_IP_ADDRESS="+in.li.IPAddress)
+	cmd.Dir, cmd.Stdout, cmd.Stderr = in.inside(dir), &out, &out
+	env := []string{"HOIST_INSTANCE_ROOT=" + in.root(), "HOIST_INSTANCE_IP_ADDRESS=" + in.li.IPAddress}
+	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if in.contained() {
+		if err := in.wrap(cmd, env); err != nil {
+			return fmt.Errorf("install script %s: %w", script, err)
+		}
+	}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("install script %s could not start: %w", script, err)
 	}
@@ -218,6 +224,7 @@ func (in *instance) runInstallScript(ctx context.Context) error {
 		err = ctx.Err()
 	}
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // nothing the script started outlives it
+	in.killUser()                                       // not even what left the process group
 	if err != nil {
 		return fmt.Errorf("install script %s on instance %s failed (%v): %s", script, in.li.InstanceID, err, tail(out.String(), 800))
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/gamelift/types"
 
 	"github.com/hoist-gg/hoist/internal/clock"
+	"github.com/hoist-gg/hoist/internal/contain"
 	"github.com/hoist-gg/hoist/server"
 	"github.com/hoist-gg/hoist/serversdk"
 )
@@ -102,11 +103,39 @@ func sandboxPIDs(data string) []int {
 		}
 		exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
 		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err == nil && strings.HasPrefix(exe, prefix) && !strings.Contains(string(stat), ") Z ") {
+		if err == nil && (strings.HasPrefix(exe, prefix) || containedIn(e.Name(), exe, prefix)) && !strings.Contains(string(stat), ") Z ") {
 			pids = append(pids, pid)
 		}
 	}
 	return pids
+}
+
+// containedIn reports whether the process pid runs isolated (its executable under /local)
+// in a sandbox under instances: whether its /local is one of their local directories.
+func containedIn(pid, exe, instances string) bool {
+	if !strings.HasPrefix(exe, "/local/") {
+		return false
+	}
+	local, err := os.Stat(filepath.Join("/proc", pid, "root", "local"))
+	if err != nil {
+		return false
+	}
+	ids, _ := os.ReadDir(instances)
+	for _, id := range ids {
+		if sb, err := os.Stat(filepath.Join(instances, id.Name(), "local")); err == nil && os.SameFile(local, sb) {
+			return true
+		}
+	}
+	return false
+}
+
+// instancePath is the path an instance's processes use for rel in their sandbox: /rel when
+// they run isolated (the server's default wherever this host can isolate), else the host path.
+func instancePath(data, instanceID, rel string) string {
+	if contain.Probe().Available {
+		return "/" + rel
+	}
+	return filepath.Join(data, "instances", instanceID, filepath.FromSlash(rel))
 }
 
 // environOf reads a process's environment variable.
@@ -245,7 +274,7 @@ func TestManagedFleetLifecycle(t *testing.T) {
 	for _, pid := range sandboxPIDs(r.data) {
 		cwd, _ := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "cwd"))
 		if environOf(pid, "GAMELIFT_SDK_HOST_ID") != id || environOf(pid, "GAMELIFT_SDK_FLEET_ID") != fleet ||
-			cwd != filepath.Join(r.data, "instances", id, "local", "game") {
+			cwd != instancePath(r.data, id, "local/game") {
 			t.Fatalf("process %d: host %q fleet %q cwd %q", pid, environOf(pid, "GAMELIFT_SDK_HOST_ID"), environOf(pid, "GAMELIFT_SDK_FLEET_ID"), cwd)
 		}
 	}
@@ -403,11 +432,11 @@ func TestManagedFleetCertificate(t *testing.T) {
 	}
 	defer sdk.Destroy()
 	cert, err := sdk.GetComputeCertificate(ctx)
-	want := filepath.Join(r.data, "instances", id, "local", "certificates", "certificate.pem")
+	want := instancePath(r.data, id, "local/certificates/certificate.pem")
 	if err != nil || cert.CertificatePath != want || cert.ComputeName != id {
 		t.Fatalf("GetComputeCertificate = %+v, %v; want %s", cert, err, want)
 	}
-	verifyFleetCertificate(t, filepath.Dir(want), filepath.Join(r.data, "tls", "ca.crt"), dns)
+	verifyFleetCertificate(t, filepath.Join(r.data, "instances", id, "local", "certificates"), filepath.Join(r.data, "tls", "ca.crt"), dns)
 
 	gs, err := r.gl.CreateGameSession(ctx, &gamelift.CreateGameSessionInput{FleetId: aws.String(fleet), MaximumPlayerSessionCount: aws.Int32(2)})
 	if err != nil || aws.ToString(gs.GameSession.DnsName) != dns || aws.ToString(gs.GameSession.IpAddress) != aws.ToString(inst.IpAddress) {

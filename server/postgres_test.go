@@ -3,11 +3,17 @@ package server_test
 import (
 	"testing"
 
+	"github.com/hoist-gg/hoist/internal/contain"
 	"github.com/hoist-gg/hoist/internal/pgtest"
 	"github.com/hoist-gg/hoist/server"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+// TestMain installs contain.Main (local instances run contained: the test binary is their
+// init) and starts PostgreSQL for the tests that need it.
+func TestMain(m *testing.M) {
+	contain.Main()
+	pgtest.Main(m)
+}
 
 // TestGoSDKLifecyclePostgres runs the Go SDK lifecycle on the PostgreSQL store.
 func TestGoSDKLifecyclePostgres(t *testing.T) {

@@ -80,6 +80,12 @@ type Config struct {
 	// type's DescribeEC2InstanceLimits limit follows; zero: unknown, every type gets
 	// gamelift.DefaultInstanceLimit (`hoist server` detects it; docs/managed-fleets.md).
 	HostCapacity gamelift.HostCapacity
+	// Isolation says whether local instances run isolated (docs/isolation.md): IsolationAuto
+	// (the default: when the host supports it), IsolationOn (refuse to start when it does
+	// not) or IsolationOff.
+	Isolation string
+	// InstanceUIDBase is the first user ID of local instances (hostd.DefaultUIDBase when 0).
+	InstanceUIDBase int
 }
 
 // Defaults for Config.
@@ -173,6 +179,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, err
 	}
+	if err := s.checkDataDir(true); err != nil {
+		return nil, err
+	}
 	id, err := loadOrCreateNodeID(cfg.DataDir)
 	if err != nil {
 		return nil, err
@@ -184,6 +193,11 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.store = s.devStore(st)
 	if err := s.build(); err != nil {
+		s.closeListeners()
+		st.Close()
+		return nil, err
+	}
+	if err := s.checkDataDir(false); err != nil { // again, quietly, for the files the store and the CA created
 		s.closeListeners()
 		st.Close()
 		return nil, err
@@ -221,8 +235,12 @@ func (s *Server) build() error {
 	deliver.hub = hub
 	backend.svc, backend.hub, s.hub, s.delivery, s.svc = svc, hub, hub, deliver, svc
 	handlers := svc.Handlers()
+	isolation, err := s.isolation()
+	if err != nil {
+		return err
+	}
 	s.host = hostd.New(s.hostdTelemetry(hostd.Config{Control: svc, Dir: filepath.Join(s.cfg.DataDir, "instances"),
-		SDKEndpoint: s.SDKEndpoint(), Clock: s.cfg.Clock, Logger: s.log}))
+		SDKEndpoint: s.SDKEndpoint(), Clock: s.cfg.Clock, Logger: s.log, Isolation: isolation, UIDBase: s.cfg.InstanceUIDBase}))
 	pokeOnCapacityChanges(handlers, s.host.Poke)
 	logs, err := newLogFiles(context.Background(), svc, s.store, s.cfg.DataDir, s.URL(), s.cfg.Clock, s.log)
 	if err != nil {

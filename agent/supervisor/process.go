@@ -118,6 +118,11 @@ func (s *Supervisor) prepare(ctx context.Context, l *Launch) (*exec.Cmd, error) 
 	if s.cfg.DieWithParent {
 		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	}
+	if h := s.cfg.Hooks.Command; h != nil {
+		if err := h(l, cmd); err != nil {
+			return nil, err
+		}
+	}
 	return cmd, nil
 }
 

@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"sort"
 	"sync"
 	"time"
@@ -102,6 +103,9 @@ type Hooks struct {
 	Started func(Info)
 	// Exited runs after a process ended or failed to launch.
 	Exited func(Exit)
+	// Command runs once the command of a launch is built, just before it starts, and may
+	// change it (to run it contained, or as another user); an error fails the launch.
+	Command func(l *Launch, cmd *exec.Cmd) error
 }
 
 // Config configures a Supervisor. Zero values take the defaults above.

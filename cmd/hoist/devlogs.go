@@ -16,16 +16,30 @@ import (
 
 // wrapperName is the script `hoist dev` adds at the root of each staged build and launches in
 // place of the launch path: it runs the launch path with its output appended to
-// <work>/logs/<process-id>.log, which tailLogs follows.
+// <work>/logs/<process-id>.log (in the instance when it is isolated), which tailLogs follows.
 const wrapperName = "hoist-dev-run.sh"
 
 const wrapperScript = `#!/bin/sh
 # Added by hoist dev: runs the launch path with its output in the dev session's log directory.
 bin="$1"; shift
-case "$bin" in /local/game/*) bin="$HOIST_INSTANCE_ROOT$bin";; esac
+logs=%q
+case "$HOIST_INSTANCE_ROOT" in
+/) logs=/local/` + devLogsDir + `; mkdir -p "$logs";; # isolated: the sandbox is all it sees
+*) case "$bin" in /local/game/*) bin="$HOIST_INSTANCE_ROOT$bin";; esac;;
+esac
 cd "$(dirname "$bin")" || exit 1
-exec "$bin" "$@" >>%q/"$GAMELIFT_SDK_PROCESS_ID.log" 2>&1
+exec "$bin" "$@" >>"$logs/$GAMELIFT_SDK_PROCESS_ID.log" 2>&1
 `
+
+// devLogsDir is where the wrapper of an isolated instance (docs/isolation.md) writes the
+// processes' output, inside the instance's local directory, since it cannot reach <work>/logs.
+const devLogsDir = "hoist-dev-logs"
+
+// logPatterns are the files tailLogs follows: <work>/logs and, for isolated instances, the
+// log directory of every instance of the data directory.
+func logPatterns(logs, dataDir string) []string {
+	return []string{filepath.Join(logs, "*.log"), filepath.Join(dataDir, "instances", "*", "local", devLogsDir, "*.log")}
+}
 
 // stage copies the build directory to <work>/builds/<rev> and adds the wrapper script, so
 // that each deployment is a snapshot and the processes' output lands in <work>/logs.
@@ -83,12 +97,16 @@ func copyFile(src, dst string, perm fs.FileMode) error {
 	return out.Close()
 }
 
-// tailLogs follows every <process-id>.log in dir until ctx ends, printing each complete line
-// as "[process-id] line" on w (under mu, shared with the other output).
-func tailLogs(ctx context.Context, dir string, w io.Writer, mu *sync.Mutex) {
+// tailLogs follows every <process-id>.log matching patterns until ctx ends, printing each
+// complete line as "[process-id] line" on w (under mu, shared with the other output).
+func tailLogs(ctx context.Context, patterns []string, w io.Writer, mu *sync.Mutex) {
 	offsets := map[string]int64{}
 	for {
-		files, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+		var files []string
+		for _, p := range patterns {
+			m, _ := filepath.Glob(p)
+			files = append(files, m...)
+		}
 		sort.Strings(files)
 		for _, f := range files {
 			offsets[f] = tailFile(f, offsets[f], w, mu)
@@ -159,4 +177,13 @@ func modTime(file string) time.Time {
 		return time.Time{}
 	}
 	return st.ModTime()
+}
+
+// dataDir is the data directory of the server running the session's instances: the
+// embedded one under work, or the local server's.
+func (d *devSession) dataDir() string {
+	if d.srv != nil {
+		return filepath.Join(d.work, "data")
+	}
+	return d.opts.client.dataDir
 }

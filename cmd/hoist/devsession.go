@@ -51,7 +51,7 @@ func (d *devSession) run(ctx context.Context) error {
 	}
 	tailCtx, stopTail := context.WithCancel(context.Background())
 	tailDone := make(chan struct{})
-	go func() { defer close(tailDone); tailLogs(tailCtx, logs, d.stdout, &d.mu) }()
+	go func() { defer close(tailDone); tailLogs(tailCtx, logPatterns(logs, d.dataDir()), d.stdout, &d.mu) }()
 	defer func() { stopTail(); <-tailDone }()
 	fleet, err := d.deploy(ctx)
 	if err != nil {

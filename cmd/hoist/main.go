@@ -17,7 +17,9 @@ import (
 
 	"github.com/hoist-gg/hoist/agent"
 	"github.com/hoist-gg/hoist/bench"
+	"github.com/hoist-gg/hoist/hostd"
 	"github.com/hoist-gg/hoist/internal/cli"
+	"github.com/hoist-gg/hoist/internal/contain"
 	"github.com/hoist-gg/hoist/server"
 )
 
@@ -39,6 +41,7 @@ a JSON file given with --config; the command line wins over both (docs/cli.md).
 `
 
 func main() {
+	contain.Main() // first: the binary doubles as the init of contained processes
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	os.Exit(exitCode(run(ctx, os.Args[1:], os.Stdout, os.Stderr), os.Stderr))
@@ -101,6 +104,8 @@ func serverFlags(args []string, out io.Writer) (server.Config, string, error) {
 	fs.BoolVar(&cfg.Dev, "dev", false, "dev mode: virtual time that 'hoist time advance' moves forward (embedded store only; docs/dev.md)")
 	hostMemory := fs.String("host-memory", "", "memory local instances share, e.g. 64GiB, for the instance limits (empty: the host's MemTotal)")
 	hostCPUs := fs.Int("host-cpus", 0, "CPUs local instances share, for the instance limits (0: the CPUs this process may use)")
+	fs.StringVar(&cfg.Isolation, "isolation", server.IsolationAuto, "isolate local instances (own user, private file system view): auto (when the host supports it), on (refuse to start without) or off (docs/isolation.md)")
+	fs.IntVar(&cfg.InstanceUIDBase, "instance-uid-base", hostd.DefaultUIDBase, "first user ID given to isolated local instances (one per instance, no /etc/passwd entry needed)")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
 	err := cli.Parse(fs, args)
 	if err == nil {
@@ -138,6 +143,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lv}))
 	tuneGC()
+	privateUmask()
 	srv, err := server.New(ctx, cfg)
 	if err != nil {
 		return err

@@ -1,0 +1,5 @@
+//go:build linux && arm64
+
+package contain
+
+const setnsTrap = 268
