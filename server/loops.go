@@ -33,6 +33,7 @@ func (s *Server) startLoops(svc *gamelift.Service) {
 	s.monitor, s.sessions, s.instances = svc.ProcessMonitor(), svc.SessionMonitor(), svc.InstanceMonitor()
 	s.outbox, s.placer, s.matchmaker = svc.OutboxMonitor(), svc.PlacementLoop(), svc.MatchmakingLoop()
 	s.wakeMatchmaker(ctx)
+	s.watchConsole(ctx)
 	run := func(loop func(ctx context.Context)) {
 		wg.Add(1)
 		go func() {

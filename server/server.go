@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/hoist-gg/hoist/api"
+	"github.com/hoist-gg/hoist/console"
 	"github.com/hoist-gg/hoist/gamelift"
 	"github.com/hoist-gg/hoist/hostd"
 	"github.com/hoist-gg/hoist/httpapi"
@@ -156,6 +157,8 @@ type Server struct {
 	metrics *metricsEndpoint
 	// game holds the game servers' metrics (gamemetrics.go); nil when metrics are off.
 	game *gameTelemetry
+	// changes wakes the web console's event streams (console.go).
+	changes *console.Changes
 }
 
 // New opens the store, settles the credentials and binds the listener. Serve starts answering.
@@ -206,9 +209,10 @@ func (s *Server) build() error {
 	}
 	s.parts = &partitions{clock: s.cfg.Clock}
 	backend := &hostingBackend{parts: s.parts}
+	s.changes = console.NewChanges()
 	svc := gamelift.New(gamelift.Config{Store: s.store, Clock: s.cfg.Clock, Region: s.cfg.Region,
 		AccountID: s.cfg.AccountID, SDKEndpoint: s.SDKEndpoint(), AgentEndpoint: s.AgentEndpoint(), NodeID: s.nodeID,
-		Logger: s.log})
+		Logger: s.log, OnCommit: s.changes.Notify})
 	deliver := newDelivery(svc, nil, s.setupNotifications(auth), s.log)
 	hub := sdkws.New(sdkws.Config{Backend: backend, GameSessions: backend, Agent: backend, SigV4Keys: s.keys,
 		Clock: s.cfg.Clock, Logger: s.log, OnProcessConnected: deliver.processConnected, OnAgentConnected: deliver.agentConnected,
@@ -230,7 +234,8 @@ func (s *Server) build() error {
 	apiHandler := httpapi.New(httpapi.Config{Handlers: handlers, Authenticate: auth, Logger: s.log,
 		Extensions: append(fleetIQExtensions(svc), s.devExtensions()...), Unavailable: storeUnavailable, Observe: observe})
 	s.s3h = s3api.New(s3api.Config{Builds: svc, Dir: filepath.Join(s.cfg.DataDir, "builds"), Clock: s.cfg.Clock, Logger: s.log})
-	s.http = &http.Server{Handler: s.withMetrics(routeWebsockets(routeS3(s.s3h, s.routeLeader(logs.route(s.notify.route(apiHandler)))), hub, hub.AgentHandler())),
+	consoleHandler := s.setupConsole(handlers, observe)
+	s.http = &http.Server{Handler: s.withMetrics(routeWebsockets(routeS3(s.s3h, routeConsole(consoleHandler, s.routeLeader(logs.route(s.notify.route(apiHandler))))), hub, hub.AgentHandler())),
 		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	if err := s.listenS3(); err != nil {
 		return err

@@ -1,0 +1,250 @@
+// views-hosting.js: fleets (with their locations, capacity, events, instances and computes),
+// game sessions and player sessions.
+
+import {h, badge, link, enc, when, table, fields, card} from './dom.js';
+import {call} from './api.js';
+import {body, section, listView, filterForm, pager, matches, PAGE_SIZE} from './common.js';
+
+const fleetStatuses = ['', 'NEW', 'DOWNLOADING', 'VALIDATING', 'BUILDING', 'ACTIVATING', 'ACTIVE', 'DELETING', 'ERROR', 'TERMINATED'];
+const sessionStatuses = ['', 'ACTIVE', 'ACTIVATING', 'TERMINATED', 'TERMINATING', 'ERROR'];
+
+const fleetLink = id => link('/fleets/' + enc(id), id);
+const sessionLink = (id, text) => link('/game-sessions/' + enc(id), text || id);
+
+export const fleets = {
+  ...listView({
+    path: 'fleets', title: 'Fleets', op: 'DescribeFleetAttributes',
+    items: b => b.FleetAttributes || [], id: f => f.FleetId,
+    columns: [
+      ['Fleet', f => h('span', {}, fleetLink(f.FleetId), h('br'), h('span', {class: 'muted'}, f.Name))],
+      ['Status', f => badge(f.Status)],
+      ['Compute', f => f.ComputeType || 'EC2'],
+      ['Type', f => [f.FleetType, f.InstanceType].filter(Boolean).join(' · ')],
+      ['Build', f => f.BuildId ? link('/builds/' + enc(f.BuildId), f.BuildId) : ''],
+      ['Created', f => when(f.CreationTime)],
+    ],
+  }),
+};
+// The status filter applies to the page's items: DescribeFleetAttributes has no filter.
+fleets.controls = p => filterForm('fleets', p, [{name: 'status', label: 'Status', options: fleetStatuses},
+  {name: 'q', label: 'Text on this page', placeholder: 'name, ID, …'}]);
+const baseFleetsRender = fleets.render;
+fleets.render = (p, data) => {
+  const st = p.query.get('status');
+  const b = body(data, 'list');
+  if (!st || !b) return baseFleetsRender(p, data);
+  return baseFleetsRender(p, {list: {Status: 200, Body: {...b, FleetAttributes: (b.FleetAttributes || []).filter(f => f.Status === st)}}});
+};
+
+function capacityRow(c) {
+  const n = c.InstanceCounts || {};
+  return c && h('tr', {'data-location': c.Location},
+    [c.Location, n.DESIRED, n.MINIMUM, n.MAXIMUM, n.PENDING, n.ACTIVE, n.IDLE, n.TERMINATING].map(v => h('td', {}, v ?? '')));
+}
+
+function capacityTable(p, data) {
+  const locs = (body(data, 'locations') || {}).LocationAttributes || [];
+  const rows = locs.map(l => (body(data, 'cap:' + l.LocationState.Location) || {}).FleetCapacity).filter(Boolean).map(capacityRow);
+  return h('table', {}, h('thead', {}, h('tr', {}, ['Location', 'Desired', 'Min', 'Max', 'Pending', 'Active', 'Idle', 'Terminating'].map(x => h('th', {}, x)))),
+    h('tbody', {}, rows));
+}
+
+export const fleet = {
+  path: 'fleets/:id',
+  title: p => 'Fleet ' + p.id,
+  queries: (p, data) => {
+    const q = {
+      attrs: {Op: 'DescribeFleetAttributes', Input: {FleetIds: [p.id]}},
+      locations: {Op: 'DescribeFleetLocationAttributes', Input: {FleetId: p.id}},
+      events: {Op: 'DescribeFleetEvents', Input: {FleetId: p.id, Limit: 20}},
+      instances: {Op: 'DescribeInstances', Input: {FleetId: p.id, Limit: 50}},
+      computes: {Op: 'ListCompute', Input: {FleetId: p.id, Limit: 50}},
+      sessions: {Op: 'DescribeGameSessions', Input: {FleetId: p.id, Limit: 20}},
+      ports: {Op: 'DescribeFleetPortSettings', Input: {FleetId: p.id}},
+      runtime: {Op: 'DescribeRuntimeConfiguration', Input: {FleetId: p.id}},
+    };
+    for (const l of (body(data, 'locations') || {}).LocationAttributes || []) {
+      const name = l.LocationState.Location;
+      q['cap:' + name] = {Op: 'DescribeFleetLocationCapacity', Input: {FleetId: p.id, Location: name}};
+    }
+    return q;
+  },
+  render: (p, data) => h('div', {},
+    h('p', {class: 'crumbs'}, link('/fleets', 'Fleets'), ' / ', p.id),
+    section(data, 'attrs', b => fleetAttributes((b.FleetAttributes || [])[0])),
+    h('div', {class: 'grid2'},
+      card('Locations', section(data, 'locations', b => table([
+        ['Location', l => l.LocationState.Location], ['Status', l => badge(l.LocationState.Status)],
+        ['Updates', l => l.UpdateStatus || '']], b.LocationAttributes, l => l.LocationState.Location))),
+      card('Capacity per location', capacityTable(p, data))),
+    card('Game sessions', section(data, 'sessions', b => sessionTable(b.GameSessions)),
+      h('p', {}, link('/game-sessions?fleet=' + enc(p.id), 'All game sessions of this fleet'))),
+    card('Computes', section(data, 'computes', b => table([
+      ['Compute', c => link('/fleets/' + enc(p.id) + '/computes/' + enc(c.ComputeName), c.ComputeName)],
+      ['Status', c => badge(c.ComputeStatus)], ['Location', c => c.Location], ['Address', c => c.IpAddress || c.DnsName],
+      ['Instance', c => c.InstanceId || ''], ['Registered', c => when(c.CreationTime)]], b.ComputeList, c => c.ComputeName))),
+    card('Instances', section(data, 'instances', b => table([
+      ['Instance', i => i.InstanceId], ['Status', i => badge(i.Status)], ['Location', i => i.Location],
+      ['Address', i => i.IpAddress || i.DnsName], ['Type', i => i.Type], ['Created', i => when(i.CreationTime)]], b.Instances, i => i.InstanceId))),
+    h('div', {class: 'grid2'},
+      card('Runtime configuration', section(data, 'runtime', b => runtime(b.RuntimeConfiguration))),
+      card('Inbound ports', section(data, 'ports', b => table([
+        ['From', r => r.FromPort], ['To', r => r.ToPort], ['Protocol', r => r.Protocol], ['IP range', r => r.IpRange]], b.InboundPermissions)))),
+    card('Events', section(data, 'events', b => table([
+      ['Time', e => when(e.EventTime)], ['Code', e => e.EventCode], ['Message', e => e.Message]], b.Events, e => e.EventId)))),
+};
+
+function fleetAttributes(f) {
+  if (!f) return h('p', {class: 'error'}, 'No such fleet.');
+  return card(null, fields([
+    ['Name', f.Name], ['Status', badge(f.Status), 'Status'], ['Fleet ID', h('code', {}, f.FleetId)], ['ARN', h('code', {}, f.FleetArn)],
+    ['Compute type', f.ComputeType || 'EC2'], ['Fleet type', f.FleetType], ['Instance type', f.InstanceType],
+    ['Build', f.BuildId ? link('/builds/' + enc(f.BuildId), f.BuildId) : ''], ['Protection', f.NewGameSessionProtectionPolicy],
+    ['Description', f.Description], ['Created', when(f.CreationTime)], ['Stopped actions', (f.StoppedActions || []).join(', ')],
+  ]));
+}
+
+function runtime(rc) {
+  if (!rc) return h('p', {class: 'muted'}, 'None.');
+  return h('div', {}, table([['Launch path', s => h('code', {}, s.LaunchPath)], ['Parameters', s => s.Parameters || ''],
+    ['Processes', s => s.ConcurrentExecutions]], rc.ServerProcesses),
+  fields([['Concurrent activations', rc.MaxConcurrentGameSessionActivations], ['Activation timeout (s)', rc.GameSessionActivationTimeoutSeconds]]));
+}
+
+function sessionTable(list) {
+  return table([
+    ['Game session', s => sessionLink(s.GameSessionId, s.Name || s.GameSessionId.split('/').pop())],
+    ['Status', s => badge(s.Status)], ['Players', s => `${s.CurrentPlayerSessionCount}/${s.MaximumPlayerSessionCount}`],
+    ['Location', s => s.Location], ['Connect', s => s.IpAddress ? `${s.DnsName || s.IpAddress}:${s.Port}` : ''],
+    ['Created', s => when(s.CreationTime)]], list, s => s.GameSessionId);
+}
+
+export const compute = {
+  path: 'fleets/:id/computes/:name',
+  title: p => 'Compute ' + p.name,
+  queries: p => ({compute: {Op: 'DescribeCompute', Input: {FleetId: p.id, ComputeName: p.name}}}),
+  render: (p, data) => h('div', {},
+    h('p', {class: 'crumbs'}, link('/fleets', 'Fleets'), ' / ', fleetLink(p.id), ' / ', p.name),
+    section(data, 'compute', b => {
+      const c = b.Compute || {};
+      return card(null, fields([['Name', c.ComputeName], ['Status', badge(c.ComputeStatus), 'Status'], ['ARN', h('code', {}, c.ComputeArn)],
+        ['Location', c.Location], ['IP address', c.IpAddress], ['DNS name', c.DnsName], ['Instance', c.InstanceId],
+        ['Operating system', c.OperatingSystem], ['SDK endpoint', h('code', {}, c.GameLiftServiceSdkEndpoint || '')],
+        ['Agent endpoint', h('code', {}, c.GameLiftAgentEndpoint || '')], ['Registered', when(c.CreationTime)]]));
+    })),
+};
+
+export const gameSessions = {
+  path: 'game-sessions',
+  title: () => 'Game sessions',
+  controls: p => filterForm('game-sessions', p, [
+    {name: 'fleet', label: 'Fleet or alias ID', placeholder: 'fleet-… or alias-…'},
+    {name: 'location', label: 'Location', placeholder: 'custom-…'},
+    {name: 'status', label: 'Status', options: sessionStatuses},
+    {name: 'q', label: 'Text on this page', placeholder: 'name, property, …'}]),
+  queries: (p, data) => {
+    const fleetId = p.query.get('fleet') || ((body(data, 'fleets') || {}).FleetAttributes || [])[0]?.FleetId;
+    const q = {fleets: {Op: 'DescribeFleetAttributes', Input: {Limit: 1}}};
+    if (fleetId) {
+      const key = fleetId.startsWith('alias-') ? 'AliasId' : 'FleetId';
+      q.list = {Op: 'DescribeGameSessions', Input: {[key]: fleetId, Location: p.query.get('location') || undefined,
+        StatusFilter: p.query.get('status') || undefined, Limit: PAGE_SIZE, NextToken: p.query.get('token') || undefined}};
+    }
+    return q;
+  },
+  render: (p, data) => {
+    if (!data.list) return h('p', {class: 'muted'}, body(data, 'fleets') ? 'There are no fleets yet.' : 'Loading…');
+    const fleetId = data.list && (p.query.get('fleet') || ((body(data, 'fleets') || {}).FleetAttributes || [])[0]?.FleetId);
+    return h('div', {}, h('p', {class: 'muted'}, 'Fleet ', fleetLink(fleetId)),
+      section(data, 'list', b => h('div', {class: 'card'},
+        sessionTable((b.GameSessions || []).filter(s => matches(s, p.query.get('q')))), pager('game-sessions', p, b.NextToken))));
+  },
+};
+
+export const gameSession = {
+  path: 'game-sessions/:id',
+  title: p => 'Game session ' + (p.id.split('/').pop()),
+  queries: p => ({
+    session: {Op: 'DescribeGameSessionDetails', Input: {GameSessionId: p.id}},
+    players: {Op: 'DescribePlayerSessions', Input: {GameSessionId: p.id, Limit: 50}},
+  }),
+  render: (p, data) => {
+    const d = ((body(data, 'session') || {}).GameSessionDetails || [])[0];
+    const s = d && d.GameSession;
+    return h('div', {},
+      h('p', {class: 'crumbs'}, link('/game-sessions' + (s ? '?fleet=' + enc(s.FleetId) : ''), 'Game sessions'), ' / ', p.id.split('/').pop()),
+      section(data, 'session', () => s ? sessionDetail(s, d) : h('p', {class: 'error'}, 'No such game session.')),
+      card('Player sessions', section(data, 'players', b => playerTable(b.PlayerSessions))));
+  },
+};
+
+function sessionDetail(s, d) {
+  const props = s.GameProperties || [];
+  return h('div', {},
+    card(null, fields([
+      ['Name', s.Name], ['Status', badge(s.Status), 'Status'], ['Status reason', s.StatusReason],
+      ['Game session ID', h('code', {}, s.GameSessionId)], ['Fleet', fleetLink(s.FleetId)], ['Location', s.Location],
+      ['Compute', s.ComputeName ? link('/fleets/' + enc(s.FleetId) + '/computes/' + enc(s.ComputeName), s.ComputeName) : ''],
+      ['Connection', s.IpAddress ? h('code', {}, `${s.DnsName || s.IpAddress}:${s.Port}`) : '', 'Connection'],
+      ['Players', `${s.CurrentPlayerSessionCount} of ${s.MaximumPlayerSessionCount}`, 'Players'],
+      ['New players', s.PlayerSessionCreationPolicy], ['Protection', d.ProtectionPolicy], ['Creator', s.CreatorId],
+      ['Created', when(s.CreationTime)], ['Ended', when(s.TerminationTime)],
+      ['Logs', s.Status === 'TERMINATED' ? logsButton(s.GameSessionId) : ''],
+    ])),
+    h('div', {class: 'grid2'},
+      card('Game properties', table([['Key', x => x.Key], ['Value', x => x.Value]], props, x => x.Key)),
+      card('Game session data', s.GameSessionData ? h('pre', {}, s.GameSessionData) : h('p', {class: 'muted'}, 'None.'),
+        s.MatchmakerData ? [h('h2', {}, 'Matchmaker data'), h('pre', {}, s.MatchmakerData)] : null)));
+}
+
+// logsButton fetches the game session's pre-signed log URL when asked (it expires).
+function logsButton(id) {
+  const out = h('span', {});
+  const btn = h('button', {type: 'button', onclick: async () => {
+    try {
+      const r = await call('GetGameSessionLogUrl', {GameSessionId: id});
+      out.replaceChildren(h('a', {href: r.PreSignedUrl}, 'Download the log'));
+    } catch (e) {
+      out.replaceChildren(h('span', {class: 'muted'}, e.message));
+    }
+  }}, 'Get log link');
+  return h('span', {}, btn, ' ', out);
+}
+
+function playerTable(list) {
+  return table([
+    ['Player session', ps => link('/player-sessions/' + enc(ps.PlayerSessionId), ps.PlayerSessionId)],
+    ['Player', ps => ps.PlayerId], ['Status', ps => badge(ps.Status)],
+    ['Connect', ps => ps.IpAddress ? `${ps.DnsName || ps.IpAddress}:${ps.Port}` : ''], ['Created', ps => when(ps.CreationTime)]],
+  list, ps => ps.PlayerSessionId);
+}
+
+export const playerSessions = {
+  path: 'player-sessions',
+  title: () => 'Player sessions',
+  controls: p => filterForm('player-sessions', p, [{name: 'player', label: 'Player ID'},
+    {name: 'session', label: 'Game session ID'},
+    {name: 'status', label: 'Status', options: ['', 'RESERVED', 'ACTIVE', 'COMPLETED', 'TIMEDOUT']}]),
+  queries: p => {
+    const input = {PlayerId: p.query.get('player') || undefined, GameSessionId: p.query.get('session') || undefined};
+    if (!input.PlayerId && !input.GameSessionId) return {};
+    return {list: {Op: 'DescribePlayerSessions', Input: {...input, PlayerSessionStatusFilter: p.query.get('status') || undefined,
+      Limit: PAGE_SIZE, NextToken: p.query.get('token') || undefined}}};
+  },
+  render: (p, data) => data.list ? section(data, 'list', b => h('div', {class: 'card'}, playerTable(b.PlayerSessions), pager('player-sessions', p, b.NextToken)))
+    : h('p', {class: 'muted'}, 'GameLift lists player sessions by player or by game session: give one of them.'),
+};
+
+export const playerSession = {
+  path: 'player-sessions/:id',
+  title: p => 'Player session ' + p.id,
+  queries: p => ({ps: {Op: 'DescribePlayerSessions', Input: {PlayerSessionId: p.id}}}),
+  render: (p, data) => section(data, 'ps', b => {
+    const ps = (b.PlayerSessions || [])[0];
+    if (!ps) return h('p', {class: 'error'}, 'No such player session.');
+    return card(null, fields([['Player session', h('code', {}, ps.PlayerSessionId)], ['Player', ps.PlayerId],
+      ['Status', badge(ps.Status), 'Status'], ['Game session', sessionLink(ps.GameSessionId)], ['Fleet', fleetLink(ps.FleetId)],
+      ['Connection', ps.IpAddress ? h('code', {}, `${ps.DnsName || ps.IpAddress}:${ps.Port}`) : ''], ['Player data', ps.PlayerData],
+      ['Created', when(ps.CreationTime)], ['Ended', when(ps.TerminationTime)]]));
+  }),
+};
