@@ -36,17 +36,20 @@ fleets.render = (p, data) => {
   return baseFleetsRender(p, {list: {Status: 200, Body: {...b, FleetAttributes: (b.FleetAttributes || []).filter(f => f.Status === st)}}});
 };
 
-function capacityRow(c) {
-  const n = c.InstanceCounts || {};
-  return c && h('tr', {'data-location': c.Location},
-    [c.Location, n.DESIRED, n.MINIMUM, n.MAXIMUM, n.PENDING, n.ACTIVE, n.IDLE, n.TERMINATING].map(v => h('td', {}, v ?? '')));
-}
-
+// capacityTable shows each location's instance counts (EC2 fleets only, as GameLift) and
+// utilization (active server processes, game sessions, players).
 function capacityTable(p, data) {
   const locs = (body(data, 'locations') || {}).LocationAttributes || [];
-  const rows = locs.map(l => (body(data, 'cap:' + l.LocationState.Location) || {}).FleetCapacity).filter(Boolean).map(capacityRow);
-  return h('table', {}, h('thead', {}, h('tr', {}, ['Location', 'Desired', 'Min', 'Max', 'Pending', 'Active', 'Idle', 'Terminating'].map(x => h('th', {}, x)))),
-    h('tbody', {}, rows));
+  const row = l => {
+    const name = l.LocationState.Location;
+    const n = ((body(data, 'cap:' + name) || {}).FleetCapacity || {}).InstanceCounts || {};
+    const u = (body(data, 'util:' + name) || {}).FleetUtilization || {};
+    return h('tr', {'data-location': name}, [name, n.DESIRED, n.MINIMUM, n.MAXIMUM, n.ACTIVE, n.IDLE,
+      u.ActiveServerProcessCount, u.ActiveGameSessionCount, u.CurrentPlayerSessionCount]
+      .map(v => h('td', {}, v ?? '–')));
+  };
+  return h('table', {}, h('thead', {}, h('tr', {}, ['Location', 'Desired', 'Min', 'Max', 'Active inst.', 'Idle inst.',
+    'Processes', 'Sessions', 'Players'].map(x => h('th', {}, x)))), h('tbody', {}, locs.map(row)));
 }
 
 export const fleet = {
@@ -63,9 +66,11 @@ export const fleet = {
       ports: {Op: 'DescribeFleetPortSettings', Input: {FleetId: p.id}},
       runtime: {Op: 'DescribeRuntimeConfiguration', Input: {FleetId: p.id}},
     };
+    const ec2 = ((((body(data, 'attrs') || {}).FleetAttributes || [])[0] || {}).ComputeType || 'EC2') === 'EC2';
     for (const l of (body(data, 'locations') || {}).LocationAttributes || []) {
       const name = l.LocationState.Location;
-      q['cap:' + name] = {Op: 'DescribeFleetLocationCapacity', Input: {FleetId: p.id, Location: name}};
+      if (ec2) q['cap:' + name] = {Op: 'DescribeFleetLocationCapacity', Input: {FleetId: p.id, Location: name}};
+      q['util:' + name] = {Op: 'DescribeFleetLocationUtilization', Input: {FleetId: p.id, Location: name}};
     }
     return q;
   },
