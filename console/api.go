@@ -6,16 +6,22 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 )
 
 // maxInputBytes limits the body of one console operation call.
 const maxInputBytes = 64 << 10
 
-// readOnly reports whether the console may call op: the GameLift operations that only read
-// (Describe*, List*, Search*, and GetGameSessionLogUrl). Operations that hand out
-// credentials (GetComputeAccess, GetInstanceAccess, GetComputeAuthToken) and every write are
-// refused.
+// allowed reports whether the console may call op: a GameLift read operation (readOnly) or
+// one of Config.Extensions.
+func (c *Console) allowed(op string) bool {
+	return readOnly(op) || slices.Contains(c.cfg.Extensions, op)
+}
+
+// readOnly reports whether op is a GameLift operation that only reads (Describe*, List*,
+// Search*, and GetGameSessionLogUrl). Operations that hand out credentials
+// (GetComputeAccess, GetInstanceAccess, GetComputeAuthToken) and every write are not.
 func readOnly(op string) bool {
 	for _, p := range []string{"Describe", "List", "Search"} {
 		if strings.HasPrefix(op, p) && len(op) > len(p) {
@@ -37,7 +43,11 @@ func (c *Console) call(ctx context.Context, op string, input []byte) answer {
 	if err != nil {
 		return answer{http.StatusBadRequest, jsonError("InvalidRequestException", err.Error())}
 	}
-	req.Header.Set("X-Amz-Target", "GameLift."+op)
+	target := "GameLift." + op
+	if strings.Contains(op, ".") {
+		target = op // an extension, e.g. Hoist.ListServerProcesses
+	}
+	req.Header.Set("X-Amz-Target", target)
 	req.Header.Set("Content-Type", "application/x-amz-json-1.1")
 	rec := &recorder{header: http.Header{}, status: http.StatusOK}
 	c.cfg.API.ServeHTTP(rec, req)
@@ -54,7 +64,7 @@ func (c *Console) serveAPI(w http.ResponseWriter, r *http.Request, op string) {
 	if !c.authorize(w, r) {
 		return
 	}
-	if !readOnly(op) {
+	if !c.allowed(op) {
 		writeJSONError(w, http.StatusForbidden, "AccessDeniedException", "the console only calls read operations, not "+op)
 		return
 	}

@@ -116,11 +116,16 @@ func (p *page) waitFor(what, selector string) {
 }
 
 // screenshot saves the viewport as name.png.
-func (p *page) screenshot(name string) {
+func (p *page) screenshot(name string) { p.save(name, chromedp.CaptureScreenshot()) }
+
+// screenshotWhole saves the whole page as name.png.
+func (p *page) screenshotWhole(name string) { p.save(name, chromedp.FullScreenshot(100)) }
+
+func (p *page) save(name string, shot chromedp.Action[[]byte]) {
 	p.t.Helper()
 	ctx, cancel := context.WithTimeout(p.ctx, 10*time.Second)
 	defer cancel()
-	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	png, err := chromedp.Run(ctx, shot)
 	if err != nil {
 		p.t.Fatalf("screenshot %s: %v", name, err)
 	}
@@ -224,8 +229,9 @@ func TestConsoleInABrowser(t *testing.T) {
 	proc := startProcess(t, srv, gl, fleet)
 	p.goTo("/fleets/" + fleet)
 	p.waitFor("the compute on the fleet page", `tr[data-id="console-host"]`)
-	p.waitFor("the location's capacity", `tr[data-location="`+location+`"]`)
-	p.screenshot("fleet")
+	p.waitFor("the server process, ACTIVE and healthy", `tr[data-id="console-p1"] .status-ACTIVE`)
+	p.waitFor("the location's capacity", `tr[data-id="`+location+`"]`)
+	p.screenshotWhole("fleet")
 
 	gs := createSession(t, gl, fleet)
 	p.goTo("/game-sessions/" + url.PathEscape(gs))

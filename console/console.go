@@ -47,6 +47,10 @@ type Config struct {
 	Sweep time.Duration
 	// Logger receives failures of the console's own requests; nil discards.
 	Logger *slog.Logger
+	// Extensions are the full X-Amz-Target values of Hoist operations outside GameLift's model
+	// (e.g. "Hoist.ListServerProcesses") the console may call; API must serve them, and they
+	// must only read.
+	Extensions []string
 }
 
 // Defaults for Config.

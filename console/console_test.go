@@ -167,6 +167,7 @@ func TestAPIAnswersReadOperationsOnly(t *testing.T) {
 	}{
 		{"CreateLocation", `{"LocationName":"custom-x"}`, ck, true, 403},
 		{"GetComputeAccess", `{}`, ck, true, 403},
+		{"Hoist.InjectFault", `{}`, ck, true, 403},
 		{"ListLocations", `{}`, nil, true, 401},
 		{"ListLocations", `{}`, ck, false, 403},
 		{"DescribeFleetEvents", `{"FleetId":"fleet-missing"}`, ck, true, 400},

@@ -73,7 +73,7 @@ const (
 
 // parseQueries decodes the q parameter of /console/events: an object from keys the page
 // chooses to Query values, read-only operations only.
-func parseQueries(q string) (map[string]Query, error) {
+func (c *Console) parseQueries(q string) (map[string]Query, error) {
 	if len(q) > maxQueryBytes {
 		return nil, fmt.Errorf("the queries are longer than %d bytes", maxQueryBytes)
 	}
@@ -85,7 +85,7 @@ func parseQueries(q string) (map[string]Query, error) {
 		return nil, fmt.Errorf("give between 1 and %d queries, not %d", maxQueries, len(qs))
 	}
 	for k, v := range qs {
-		if !readOnly(v.Op) {
+		if !c.allowed(v.Op) {
 			return nil, fmt.Errorf("query %q: the console only calls read operations, not %q", k, v.Op)
 		}
 		if len(v.Input) == 0 || string(v.Input) == "null" {
@@ -109,7 +109,7 @@ func (c *Console) serveEvents(w http.ResponseWriter, r *http.Request) {
 	if !c.authorize(w, r) {
 		return
 	}
-	qs, err := parseQueries(r.URL.Query().Get("q"))
+	qs, err := c.parseQueries(r.URL.Query().Get("q"))
 	if err != nil {
 		writeJSONError(w, http.StatusBadRequest, "InvalidRequestException", err.Error())
 		return

@@ -7,16 +7,16 @@ import (
 
 	"github.com/hoist-gg/hoist/api"
 	"github.com/hoist-gg/hoist/console"
+	"github.com/hoist-gg/hoist/gamelift"
 	"github.com/hoist-gg/hoist/httpapi"
 	"github.com/hoist-gg/hoist/internal/clock"
-	"github.com/hoist-gg/hoist/store"
 )
 
 // setupConsole builds the web console (docs/console.md) over the same operation handlers as
 // the API, without the API's signature check: the console checks its own session cookie.
 // Its sessions expire on the wall clock, so moving a dev-mode server's time does not log
 // anybody out.
-func (s *Server) setupConsole(handlers *api.Handlers, observe func(op, code string, d time.Duration)) http.Handler {
+func (s *Server) setupConsole(handlers *api.Handlers, exts []httpapi.Extension, observe func(op, code string, d time.Duration)) http.Handler {
 	var keys func(string) (string, bool)
 	if !s.cfg.AllowAnyCredentials {
 		creds := s.creds
@@ -27,17 +27,21 @@ func (s *Server) setupConsole(handlers *api.Handlers, observe func(op, code stri
 			return "", false
 		}
 	}
-	apiHandler := httpapi.New(httpapi.Config{Handlers: handlers, Logger: s.log, Unavailable: storeUnavailable, Observe: observe})
-	return console.New(console.Config{API: apiHandler, Keys: keys, Clock: clock.Real{}, Changes: s.changes, Logger: s.log})
+	apiHandler := httpapi.New(httpapi.Config{Handlers: handlers, Extensions: exts, Logger: s.log, Unavailable: storeUnavailable, Observe: observe})
+	return console.New(console.Config{API: apiHandler, Keys: keys, Clock: clock.Real{}, Changes: s.changes, Logger: s.log,
+		Extensions: []string{gamelift.ListServerProcessesTarget}})
 }
 
-// watchConsole wakes the console's event streams whenever the store announces an outbox
-// write, which reaches every node: fleet events, pushes to processes, placement and
-// matchmaking events.
-func (s *Server) watchConsole(ctx context.Context) {
-	if w, ok := s.store.(store.Watcher); ok {
-		w.Watch(ctx, func(store.Announcement) { s.changes.Notify() })
-	}
+// consoleExtensions are the Hoist read operations outside GameLift's model the console shows;
+// the API serves them too.
+func consoleExtensions(svc *gamelift.Service) []httpapi.Extension {
+	return []httpapi.Extension{{
+		Target:   gamelift.ListServerProcessesTarget,
+		NewInput: func() any { return new(gamelift.ListServerProcessesInput) },
+		Call: func(ctx context.Context, in any) (any, error) {
+			return svc.ListServerProcesses(ctx, in.(*gamelift.ListServerProcessesInput))
+		},
+	}}
 }
 
 // routeConsole sends the requests classify gives to the console to c, and every other

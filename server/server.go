@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -232,9 +233,9 @@ func (s *Server) build() error {
 	observe := s.setupMetrics(svc, handlers)
 	s.registerGameMetrics()
 	apiHandler := httpapi.New(httpapi.Config{Handlers: handlers, Authenticate: auth, Logger: s.log,
-		Extensions: append(fleetIQExtensions(svc), s.devExtensions()...), Unavailable: storeUnavailable, Observe: observe})
+		Extensions: slices.Concat(fleetIQExtensions(svc), s.devExtensions(), consoleExtensions(svc)), Unavailable: storeUnavailable, Observe: observe})
 	s.s3h = s3api.New(s3api.Config{Builds: svc, Dir: filepath.Join(s.cfg.DataDir, "builds"), Clock: s.cfg.Clock, Logger: s.log})
-	consoleHandler := s.setupConsole(handlers, observe)
+	consoleHandler := s.setupConsole(handlers, consoleExtensions(svc), observe)
 	s.http = &http.Server{Handler: s.withMetrics(routeWebsockets(routeS3(s.s3h, routeConsole(consoleHandler, s.routeLeader(logs.route(s.notify.route(apiHandler))))), hub, hub.AgentHandler())),
 		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	if err := s.listenS3(); err != nil {

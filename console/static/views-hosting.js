@@ -36,21 +36,31 @@ fleets.render = (p, data) => {
   return baseFleetsRender(p, {list: {Status: 200, Body: {...b, FleetAttributes: (b.FleetAttributes || []).filter(f => f.Status === st)}}});
 };
 
-// capacityTable shows each location's instance counts (EC2 fleets only, as GameLift) and
-// utilization (active server processes, game sessions, players).
-function capacityTable(p, data) {
+// locationTable shows each location's status, instance counts (EC2 fleets only, as in
+// GameLift) and utilization (active server processes, game sessions, players).
+function locationTable(data, ec2) {
   const locs = (body(data, 'locations') || {}).LocationAttributes || [];
-  const row = l => {
+  const cols = [['Location', x => x.name], ['Status', x => badge(x.l.LocationState.Status)]];
+  if (ec2) {
+    for (const [label, k] of [['Desired', 'DESIRED'], ['Min', 'MINIMUM'], ['Max', 'MAXIMUM'], ['Active instances', 'ACTIVE'], ['Idle', 'IDLE']]) {
+      cols.push([label, x => x.n[k] ?? '–']);
+    }
+  }
+  cols.push(['Active processes', x => x.u.ActiveServerProcessCount ?? '–'], ['Game sessions', x => x.u.ActiveGameSessionCount ?? '–'],
+    ['Players', x => x.u.CurrentPlayerSessionCount ?? '–']);
+  const rows = locs.map(l => {
     const name = l.LocationState.Location;
-    const n = ((body(data, 'cap:' + name) || {}).FleetCapacity || {}).InstanceCounts || {};
-    const u = (body(data, 'util:' + name) || {}).FleetUtilization || {};
-    return h('tr', {'data-location': name}, [name, n.DESIRED, n.MINIMUM, n.MAXIMUM, n.ACTIVE, n.IDLE,
-      u.ActiveServerProcessCount, u.ActiveGameSessionCount, u.CurrentPlayerSessionCount]
-      .map(v => h('td', {}, v ?? '–')));
-  };
-  return h('table', {}, h('thead', {}, h('tr', {}, ['Location', 'Desired', 'Min', 'Max', 'Active inst.', 'Idle inst.',
-    'Processes', 'Sessions', 'Players'].map(x => h('th', {}, x)))), h('tbody', {}, locs.map(row)));
+    return {name, l, n: ((body(data, 'cap:' + name) || {}).FleetCapacity || {}).InstanceCounts || {},
+      u: (body(data, 'util:' + name) || {}).FleetUtilization || {}};
+  });
+  return table(cols, rows, x => x.name);
 }
+
+// isEC2 reports whether the fleet is a managed (EC2) fleet, once its attributes are known.
+const isEC2 = data => {
+  const f = ((body(data, 'attrs') || {}).FleetAttributes || [])[0];
+  return !!f && (f.ComputeType || 'EC2') === 'EC2';
+};
 
 export const fleet = {
   path: 'fleets/:id',
@@ -60,13 +70,16 @@ export const fleet = {
       attrs: {Op: 'DescribeFleetAttributes', Input: {FleetIds: [p.id]}},
       locations: {Op: 'DescribeFleetLocationAttributes', Input: {FleetId: p.id}},
       events: {Op: 'DescribeFleetEvents', Input: {FleetId: p.id, Limit: 20}},
-      instances: {Op: 'DescribeInstances', Input: {FleetId: p.id, Limit: 50}},
       computes: {Op: 'ListCompute', Input: {FleetId: p.id, Limit: 50}},
+      processes: {Op: 'Hoist.ListServerProcesses', Input: {FleetId: p.id}},
       sessions: {Op: 'DescribeGameSessions', Input: {FleetId: p.id, Limit: 20}},
-      ports: {Op: 'DescribeFleetPortSettings', Input: {FleetId: p.id}},
-      runtime: {Op: 'DescribeRuntimeConfiguration', Input: {FleetId: p.id}},
     };
-    const ec2 = ((((body(data, 'attrs') || {}).FleetAttributes || [])[0] || {}).ComputeType || 'EC2') === 'EC2';
+    const ec2 = isEC2(data);
+    if (ec2) {
+      q.instances = {Op: 'DescribeInstances', Input: {FleetId: p.id, Limit: 50}};
+      q.ports = {Op: 'DescribeFleetPortSettings', Input: {FleetId: p.id}};
+      q.runtime = {Op: 'DescribeRuntimeConfiguration', Input: {FleetId: p.id}};
+    }
     for (const l of (body(data, 'locations') || {}).LocationAttributes || []) {
       const name = l.LocationState.Location;
       if (ec2) q['cap:' + name] = {Op: 'DescribeFleetLocationCapacity', Input: {FleetId: p.id, Location: name}};
@@ -77,27 +90,32 @@ export const fleet = {
   render: (p, data) => h('div', {},
     h('p', {class: 'crumbs'}, link('/fleets', 'Fleets'), ' / ', p.id),
     section(data, 'attrs', b => fleetAttributes((b.FleetAttributes || [])[0])),
-    h('div', {class: 'grid2'},
-      card('Locations', section(data, 'locations', b => table([
-        ['Location', l => l.LocationState.Location], ['Status', l => badge(l.LocationState.Status)],
-        ['Updates', l => l.UpdateStatus || '']], b.LocationAttributes, l => l.LocationState.Location))),
-      card('Capacity per location', capacityTable(p, data))),
+    card('Locations: status, capacity and utilization', section(data, 'locations', () => locationTable(data, isEC2(data)))),
     card('Game sessions', section(data, 'sessions', b => sessionTable(b.GameSessions)),
       h('p', {}, link('/game-sessions?fleet=' + enc(p.id), 'All game sessions of this fleet'))),
     card('Computes', section(data, 'computes', b => table([
       ['Compute', c => link('/fleets/' + enc(p.id) + '/computes/' + enc(c.ComputeName), c.ComputeName)],
       ['Status', c => badge(c.ComputeStatus)], ['Location', c => c.Location], ['Address', c => c.IpAddress || c.DnsName],
       ['Instance', c => c.InstanceId || ''], ['Registered', c => when(c.CreationTime)]], b.ComputeList, c => c.ComputeName))),
-    card('Instances', section(data, 'instances', b => table([
-      ['Instance', i => i.InstanceId], ['Status', i => badge(i.Status)], ['Location', i => i.Location],
-      ['Address', i => i.IpAddress || i.DnsName], ['Type', i => i.Type], ['Created', i => when(i.CreationTime)]], b.Instances, i => i.InstanceId))),
-    h('div', {class: 'grid2'},
-      card('Runtime configuration', section(data, 'runtime', b => runtime(b.RuntimeConfiguration))),
-      card('Inbound ports', section(data, 'ports', b => table([
-        ['From', r => r.FromPort], ['To', r => r.ToPort], ['Protocol', r => r.Protocol], ['IP range', r => r.IpRange]], b.InboundPermissions)))),
+    card('Server processes', section(data, 'processes', b => processTable(p.id, b.ServerProcesses))),
+    isEC2(data) ? managedCards(data) : null,
     card('Events', section(data, 'events', b => table([
       ['Time', e => when(e.EventTime)], ['Code', e => e.EventCode], ['Message', e => e.Message]], b.Events, e => e.EventId)))),
 };
+
+// processTable lists a fleet's server processes (Hoist.ListServerProcesses), live ones first.
+function processTable(fleetId, list) {
+  const live = x => x.Status === 'TERMINATED' ? 1 : 0;
+  const rows = [...(list || [])].sort((a, b) => live(a) - live(b)).slice(0, 100);
+  return table([
+    ['Process', x => h('code', {}, x.ProcessId)],
+    ['Compute', x => link('/fleets/' + enc(fleetId) + '/computes/' + enc(x.ComputeName), x.ComputeName)],
+    ['Status', x => badge(x.Status)], ['Health', x => badge(x.Health)], ['Port', x => x.Port || ''],
+    ['Game session', x => x.GameSessionId ? sessionLink(x.GameSessionId, x.GameSessionId.split('/').pop()) : ''],
+    ['Last health check', x => when(x.LastHealthCheckTime)], ['SDK', x => [x.SdkLanguage, x.SdkVersion].filter(Boolean).join(' ')],
+    ['Logs', x => (x.LogPaths || []).join(', ')], ['Ended', x => x.EndTime ? when(x.EndTime) + (x.EndReason ? ' (' + x.EndReason + ')' : '') : '']],
+  rows, x => x.ProcessId);
+}
 
 function fleetAttributes(f) {
   if (!f) return h('p', {class: 'error'}, 'No such fleet.');
@@ -107,6 +125,20 @@ function fleetAttributes(f) {
     ['Build', f.BuildId ? link('/builds/' + enc(f.BuildId), f.BuildId) : ''], ['Protection', f.NewGameSessionProtectionPolicy],
     ['Description', f.Description], ['Created', when(f.CreationTime)], ['Stopped actions', (f.StoppedActions || []).join(', ')],
   ]));
+}
+
+// managedCards shows what only managed (EC2) fleets have: instances, runtime configuration,
+// inbound ports.
+function managedCards(data) {
+  return [
+    card('Instances', section(data, 'instances', b => table([
+      ['Instance', i => i.InstanceId], ['Status', i => badge(i.Status)], ['Location', i => i.Location],
+      ['Address', i => i.IpAddress || i.DnsName], ['Type', i => i.Type], ['Created', i => when(i.CreationTime)]], b.Instances, i => i.InstanceId))),
+    h('div', {class: 'grid2'},
+      card('Runtime configuration', section(data, 'runtime', b => runtime(b.RuntimeConfiguration))),
+      card('Inbound ports', section(data, 'ports', b => table([
+        ['From', r => r.FromPort], ['To', r => r.ToPort], ['Protocol', r => r.Protocol], ['IP range', r => r.IpRange]], b.InboundPermissions)))),
+  ];
 }
 
 function runtime(rc) {
