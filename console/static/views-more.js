@@ -192,7 +192,7 @@ export const group = {
     }),
     card('Game servers', section(data, 'servers', b => table([
       ['Game server', s => link('/fleetiq/' + enc(p.name) + '/' + enc(s.GameServerId), s.GameServerId)],
-      ['Claim', s => badge(s.ClaimStatus)], ['Utilization', s => badge(s.UtilizationStatus)], ['Instance', s => s.InstanceId],
+      ['Utilization', s => badge(s.UtilizationStatus)], ['Claim', s => s.ClaimStatus ? badge(s.ClaimStatus) : ''], ['Instance', s => s.InstanceId],
       ['Connection', s => s.ConnectionInfo || ''], ['Last health check', s => when(s.LastHealthCheckTime)]], b.GameServers, s => s.GameServerId))),
     card('Instances', section(data, 'instances', b => table([['Instance', i => i.InstanceId], ['Status', i => badge(i.InstanceStatus)]],
       b.GameServerInstances, i => i.InstanceId)))),
@@ -205,7 +205,7 @@ export const gameServer = {
   render: (p, data) => h('div', {}, h('p', {class: 'crumbs'}, link('/fleetiq', 'FleetIQ'), ' / ', link('/fleetiq/' + enc(p.name), p.name), ' / ', p.id),
     section(data, 'gs', b => {
       const s = b.GameServer || {};
-      return card(null, fields([['Game server', s.GameServerId], ['Claim', badge(s.ClaimStatus), 'Status'], ['Utilization', badge(s.UtilizationStatus)],
+      return card(null, fields([['Game server', s.GameServerId], ['Utilization', badge(s.UtilizationStatus), 'Status'], ['Claim', s.ClaimStatus ? badge(s.ClaimStatus) : 'not claimed'],
         ['Instance', s.InstanceId], ['Connection', s.ConnectionInfo], ['Data', s.GameServerData ? h('pre', {}, s.GameServerData) : ''],
         ['Registered', when(s.RegistrationTime)], ['Last claimed', when(s.LastClaimTime)], ['Last health check', when(s.LastHealthCheckTime)]]));
     })),
