@@ -27,10 +27,13 @@ const (
 	location   = "custom-console-lab"
 )
 
-// startServer runs a hoist server in-process on a free loopback port.
-func startServer(t *testing.T) *server.Server {
+// startServer runs a hoist server in-process on a free loopback port, on the embedded store.
+func startServer(t *testing.T) *server.Server { return startServerOn(t, "") }
+
+// startServerOn runs a hoist server on the store dsn ("" for the embedded one).
+func startServerOn(t *testing.T, dsn string) *server.Server {
 	t.Helper()
-	srv, err := server.New(context.Background(), server.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(),
+	srv, err := server.New(context.Background(), server.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), Store: dsn,
 		AccessKeyID: testKeyID, SecretAccessKey: testSecret, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
