@@ -256,6 +256,8 @@ func TestConsoleInABrowser(t *testing.T) {
 	}
 	p.waitFor("the player session, live", `tr[data-id^="psess-"]`)
 	p.screenshot("game-session-active")
+	p.goTo("/fleets/" + fleet)
+	p.waitFor("the process hosting the session", `tr[data-id="console-p1"] a[href*="gsess-"]`)
 	p.notReloaded()
 }
 

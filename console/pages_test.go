@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"testing"
 	"time"
@@ -59,6 +60,11 @@ func makeWorld(t *testing.T, gl *gamelift.Client) world {
 		GameSessionQueueName: aws.String(w.queue), MaximumPlayerSessionCount: aws.Int32(2)})
 	must("StartGameSessionPlacement", err)
 	w.makeGroup(t, gl)
+	for i := range 26 { // one more than a page
+		_, err := gl.CreateAlias(ctx, &gamelift.CreateAliasInput{Name: aws.String(fmt.Sprintf("paged-%02d", i)),
+			RoutingStrategy: &types.RoutingStrategy{Type: types.RoutingStrategyTypeTerminal, Message: aws.String("closed")}})
+		must("CreateAlias", err)
+	}
 	return w
 }
 
@@ -123,6 +129,7 @@ func TestEveryPageRenders(t *testing.T) {
 			p.screenshot(pg.shot)
 		}
 	}
+	p.checkPaging()
 	if errs := p.eval("read script errors", `JSON.stringify(window.hoistErrors)`); errs != "[]" {
 		t.Errorf("script errors: %s", errs)
 	}
@@ -130,4 +137,24 @@ func TestEveryPageRenders(t *testing.T) {
 		t.Error("a page failed to render")
 	}
 	p.notReloaded()
+}
+
+// checkPaging pages through the aliases (27, in creation order) with the Next and Previous
+// buttons, and filters them by routing type.
+func (p *page) checkPaging() {
+	p.t.Helper()
+	p.goTo("/aliases")
+	p.waitFor("the first page of aliases", `#next-page`)
+	p.run("next page", 10*time.Second, chromedp.Click(`#next-page`))
+	p.waitFor("the second page", `//td[text()="paged-25"]`)
+	if got := p.eval("rows of the second page", `String(document.querySelectorAll('#page-body tbody tr').length)`); got != "2" {
+		p.t.Errorf("the second page of aliases has %s rows, want 2", got)
+	}
+	p.run("previous page", 10*time.Second, chromedp.Click(`//button[text()="Previous page"]`))
+	p.waitFor("the first page again", `//td[text()="console-alias"]`)
+	p.goTo("/aliases?type=SIMPLE")
+	p.waitFor("only the SIMPLE aliases", `//tbody[count(tr)=1]/tr/td[text()="console-alias"]`)
+	if got := p.eval("rows of SIMPLE aliases", `String(document.querySelectorAll('#page-body tbody tr').length)`); got != "1" {
+		p.t.Errorf("%s SIMPLE aliases shown, want 1", got)
+	}
 }
