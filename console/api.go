@@ -51,6 +51,9 @@ func (c *Console) call(ctx context.Context, op string, input []byte) answer {
 	req.Header.Set("Content-Type", "application/x-amz-json-1.1")
 	rec := &recorder{header: http.Header{}, status: http.StatusOK}
 	c.cfg.API.ServeHTTP(rec, req)
+	if rec.status >= 500 {
+		c.cfg.Logger.Warn("console: operation failed", "operation", op, "status", rec.status, "answer", rec.body.String())
+	}
 	return answer{rec.status, rec.body.Bytes()}
 }
 

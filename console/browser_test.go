@@ -34,7 +34,7 @@ func startServer(t *testing.T) *server.Server { return startServerOn(t, "") }
 func startServerOn(t *testing.T, dsn string) *server.Server {
 	t.Helper()
 	srv, err := server.New(context.Background(), server.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), Store: dsn,
-		AccessKeyID: testKeyID, SecretAccessKey: testSecret, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		AccessKeyID: testKeyID, SecretAccessKey: testSecret, Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,6 +46,9 @@ func startServerOn(t *testing.T, dsn string) *server.Server {
 	})
 	return srv
 }
+
+// quietLogger discards the server's log.
+func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // client is the real aws-sdk-go-v2 GameLift client pointed at srv.
 func client(srv *server.Server) *gamelift.Client {

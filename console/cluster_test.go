@@ -102,3 +102,21 @@ func TestChangesThroughAnotherNodeShow(t *testing.T) {
 	}
 	t.Logf("a location created through node B showed on node A's stream after %v", awaitAnswer(t, ch, "locations", "custom-second"))
 }
+
+// TestShutdownEndsStreams checks that a server with an open console stream shuts down
+// without waiting for the stream.
+func TestShutdownEndsStreams(t *testing.T) {
+	srv, err := server.New(context.Background(), server.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(),
+		AccessKeyID: testKeyID, SecretAccessKey: testSecret, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve()
+	ch := answers(t, srv, consoleLogin(t, srv), `{"locations":{"Op":"ListLocations"}}`)
+	awaitAnswer(t, ch, "locations", "us-west-2")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown with an open stream: %v", err)
+	}
+}

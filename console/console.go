@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hoist-gg/hoist/internal/clock"
@@ -45,7 +46,7 @@ type Config struct {
 	// changes no announcement reaches (writes on other nodes); DefaultSweep when zero. It
 	// runs on the wall clock: it paces work and decides no outcome.
 	Sweep time.Duration
-	// Logger receives failures of the console's own requests; nil discards.
+	// Logger receives the operations that failed on the server's side; nil discards.
 	Logger *slog.Logger
 	// Extensions are the full X-Amz-Target values of Hoist operations outside GameLift's model
 	// (e.g. "Hoist.ListServerProcesses") the console may call; API must serve them, and they
@@ -63,6 +64,9 @@ const (
 type Console struct {
 	cfg    Config
 	assets http.Handler
+	// closed is closed by Close: open event streams end.
+	closed    chan struct{}
+	closeOnce sync.Once
 }
 
 // New returns the console for cfg.
@@ -79,7 +83,13 @@ func New(cfg Config) *Console {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Console{cfg: cfg, assets: newAssets()}
+	return &Console{cfg: cfg, assets: newAssets(), closed: make(chan struct{})}
+}
+
+// Close ends the open event streams (an http.Server's Shutdown waits for them otherwise:
+// register it with RegisterOnShutdown). Browsers reconnect to whichever server answers next.
+func (c *Console) Close() {
+	c.closeOnce.Do(func() { close(c.closed) })
 }
 
 // ServeHTTP routes a request under Path:

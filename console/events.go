@@ -158,6 +158,8 @@ func (c *Console) stream(r *http.Request, s *stream) {
 		select {
 		case <-ctx.Done():
 			return
+		case <-c.closed:
+			return
 		case <-wake:
 			if !settle(ctx, last) {
 				return

@@ -16,7 +16,7 @@ import (
 // the API, without the API's signature check: the console checks its own session cookie.
 // Its sessions expire on the wall clock, so moving a dev-mode server's time does not log
 // anybody out.
-func (s *Server) setupConsole(handlers *api.Handlers, exts []httpapi.Extension, observe func(op, code string, d time.Duration)) http.Handler {
+func (s *Server) setupConsole(handlers *api.Handlers, exts []httpapi.Extension, observe func(op, code string, d time.Duration)) *console.Console {
 	var keys func(string) (string, bool)
 	if !s.cfg.AllowAnyCredentials {
 		creds := s.creds

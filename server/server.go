@@ -238,6 +238,7 @@ func (s *Server) build() error {
 	consoleHandler := s.setupConsole(handlers, consoleExtensions(svc), observe)
 	s.http = &http.Server{Handler: s.withMetrics(routeWebsockets(routeS3(s.s3h, routeConsole(consoleHandler, s.routeLeader(logs.route(s.notify.route(apiHandler))))), hub, hub.AgentHandler())),
 		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	s.http.RegisterOnShutdown(consoleHandler.Close)
 	if err := s.listenS3(); err != nil {
 		return err
 	}
