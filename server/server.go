@@ -344,6 +344,7 @@ func (s *Server) Region() string { return s.cfg.Region }
 // Serve answers requests until Shutdown; it returns nil after a clean shutdown.
 func (s *Server) Serve() error {
 	s.log.Info("hoist server listening", "endpoint", s.URL(), "region", s.cfg.Region, "store", storeName(s.cfg))
+	s.log.Info("web console", "url", s.URL()+console.Path)
 	if s.tlsLn != nil {
 		s.log.Info("TLS (https, wss) listening", "address", s.tlsLn.Addr().String(), "ca", filepath.Join(s.cfg.DataDir, tlsDir, tlsca.CACertFile))
 		go s.http.Serve(s.tlsLn)

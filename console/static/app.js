@@ -100,6 +100,7 @@ async function loggedIn() {
     const s = await api.session();
     document.getElementById('who').textContent = s.Open ? 'no login (signatures off)' : s.AccessKeyId;
     document.getElementById('logout').hidden = s.Open;
+    document.getElementById('nav').hidden = false;
     return true;
   } catch (e) {
     if (e.status === 401) showLogin();
@@ -114,6 +115,7 @@ function showLogin() {
   setLive('offline');
   document.getElementById('who').textContent = '';
   document.getElementById('logout').hidden = true;
+  document.getElementById('nav').hidden = true;
   const msg = h('p', {class: 'error', id: 'login-error'});
   const form = h('form', {id: 'login', onsubmit: submitLogin},
     h('label', {}, 'Access key ID', h('input', {id: 'access-key-id', name: 'id', autocomplete: 'username', required: true})),
