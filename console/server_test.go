@@ -120,3 +120,28 @@ func TestShutdownEndsStreams(t *testing.T) {
 		t.Fatalf("Shutdown with an open stream: %v", err)
 	}
 }
+
+// TestAnyCredentialsOpenTheConsole checks that a server that verifies no signatures asks for
+// no console login either, and that one that does refuses the console without a session.
+func TestAnyCredentialsOpenTheConsole(t *testing.T) {
+	open, err := server.New(context.Background(), server.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(),
+		AllowAnyCredentials: true, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go open.Serve()
+	t.Cleanup(func() { open.Shutdown(context.Background()) })
+	for _, c := range []struct {
+		srv  *server.Server
+		want int
+	}{{open, 200}, {startServer(t), 401}} {
+		res, err := http.Get(c.srv.URL() + "/console/session")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != c.want {
+			t.Errorf("GET /console/session without a cookie: %d, want %d", res.StatusCode, c.want)
+		}
+	}
+}
