@@ -113,7 +113,13 @@ func (p *page) run(what string, d time.Duration, actions ...chromedp.Action[chro
 // waitFor waits until selector is visible.
 func (p *page) waitFor(what, selector string) {
 	p.t.Helper()
-	ctx, cancel := context.WithTimeout(p.ctx, 20*time.Second)
+	p.waitForLong(what, selector, 20*time.Second)
+}
+
+// waitForLong waits until selector is visible, for at most d.
+func (p *page) waitForLong(what, selector string, d time.Duration) {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(p.ctx, d)
 	defer cancel()
 	if err := chromedp.Do(ctx, chromedp.WaitVisible(selector)); err != nil {
 		p.screenshot("failed")
