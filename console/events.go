@@ -125,7 +125,9 @@ func (c *Console) serveEvents(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	flusher.Flush()
-	c.stream(r, &stream{w: w, flush: flusher.Flush, queries: qs, sent: map[string][32]byte{}})
+	rc := http.NewResponseController(w)
+	c.stream(r, &stream{w: w, flush: flusher.Flush, queries: qs, sent: map[string][32]byte{},
+		deadline: func() { _ = rc.SetWriteDeadline(time.Now().Add(writeTimeout)) }})
 }
 
 // stream is one open event stream.
@@ -135,7 +137,13 @@ type stream struct {
 	queries map[string]Query
 	sent    map[string][32]byte // hash of the last answer sent per key
 	quiet   int                 // passes since the last event
+	// deadline bounds the writes of the next pass (writeTimeout), so that a client that
+	// stopped reading cannot hold the stream forever.
+	deadline func()
 }
+
+// writeTimeout is how long the writes of one pass may block on a client that does not read.
+const writeTimeout = 30 * time.Second
 
 // stream runs the passes of one stream until the client goes away or its session ends.
 func (c *Console) stream(r *http.Request, s *stream) {
@@ -152,6 +160,7 @@ func (c *Console) stream(r *http.Request, s *stream) {
 			return
 		}
 		last = time.Now()
+		s.deadline()
 		if err := c.pass(ctx, s); err != nil {
 			return
 		}
