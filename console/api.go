@@ -13,10 +13,20 @@ import (
 // maxInputBytes limits the body of one console operation call.
 const maxInputBytes = 64 << 10
 
-// allowed reports whether the console may call op: a GameLift read operation (readOnly) or
+// buttons are the write operations the console's buttons call: ending a game session and
+// setting a fleet's capacity. Event streams never run them.
+var buttons = []string{"TerminateGameSession", "UpdateFleetCapacity"}
+
+// readable reports whether the console may read op: a GameLift read operation (readOnly) or
 // one of Config.Extensions.
-func (c *Console) allowed(op string) bool {
+func (c *Console) readable(op string) bool {
 	return readOnly(op) || slices.Contains(c.cfg.Extensions, op)
+}
+
+// callable reports whether POST /console/api may call op: what it may read, and the
+// operations of its buttons.
+func (c *Console) callable(op string) bool {
+	return c.readable(op) || slices.Contains(buttons, op)
 }
 
 // readOnly reports whether op is a GameLift operation that only reads (Describe*, List*,
@@ -67,8 +77,8 @@ func (c *Console) serveAPI(w http.ResponseWriter, r *http.Request, op string) {
 	if !c.authorize(w, r) {
 		return
 	}
-	if !c.allowed(op) {
-		writeJSONError(w, http.StatusForbidden, "AccessDeniedException", "the console only calls read operations, not "+op)
+	if !c.callable(op) {
+		writeJSONError(w, http.StatusForbidden, "AccessDeniedException", "the console does not call "+op)
 		return
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxInputBytes+1))

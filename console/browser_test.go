@@ -203,7 +203,8 @@ func startProcess(t *testing.T, srv *server.Server, gl *gamelift.Client, fleet s
 		t.Fatalf("InitSDK: %v", err)
 	}
 	if err := p.sdk.ProcessReady(ctx, serversdk.ProcessParameters{Port: 27015,
-		OnStartGameSession: func(gs serversdk.GameSession) { p.started <- gs }}); err != nil {
+		OnStartGameSession: func(gs serversdk.GameSession) { p.started <- gs },
+		OnProcessTerminate: func() { p.sdk.ProcessEnding(context.Background()) }}); err != nil {
 		t.Fatalf("ProcessReady: %v", err)
 	}
 	t.Cleanup(func() { p.sdk.Destroy() })
@@ -267,6 +268,12 @@ func TestConsoleInABrowser(t *testing.T) {
 	p.screenshot("game-session-active")
 	p.goTo("/fleets/" + fleet)
 	p.waitFor("the process hosting the session", `tr[data-id="console-p1"] a[href*="gsess-"]`)
+
+	p.goTo("/game-sessions/" + url.PathEscape(gs))
+	p.waitFor("the Terminate button", `#terminate`)
+	p.run("force-terminate the session", 10*time.Second, chromedp.Click(`#terminate`), chromedp.WaitVisible(`#terminate-force`),
+		chromedp.Click(`#terminate-force`))
+	p.waitFor("the session TERMINATED", `[data-field="Status"] .status-TERMINATED`)
 	p.notReloaded()
 }
 

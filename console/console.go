@@ -1,7 +1,8 @@
 // Package console is Hoist's web console: a single-page application embedded in the binary
 // and served under /console on the API listener, behind the same access key pair as the API.
 //
-// The browser calls the real GameLift read operations through one endpoint,
+// The browser calls the real GameLift read operations (and the two writes of its buttons:
+// TerminateGameSession, UpdateFleetCapacity) through one endpoint,
 // POST /console/api/<Operation> (an awsJson1_1 body), which this package hands to the same
 // operation table the API serves, so the console shows exactly what a CLI would. Live updates
 // arrive over server-sent events (/console/events): a stream re-reads the queries its page
@@ -99,7 +100,7 @@ func (c *Console) Close() {
 //	GET    /console/session             who is logged in (401 when nobody)
 //	POST   /console/session             log in with the access key pair (JSON)
 //	DELETE /console/session             log out
-//	POST   /console/api/<Operation>     a read-only GameLift operation, awsJson1_1 body
+//	POST   /console/api/<Operation>     a GameLift read operation or a button's write, awsJson1_1 body
 //	GET    /console/events?q=<queries>  server-sent events with the queries' answers
 func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sub := strings.TrimPrefix(r.URL.Path, Path)

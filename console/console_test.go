@@ -149,7 +149,7 @@ func TestCookieIsSecureOverTLS(t *testing.T) {
 	}
 }
 
-func TestAPIAnswersReadOperationsOnly(t *testing.T) {
+func TestAPIAnswersReadsAndButtonsOnly(t *testing.T) {
 	r := newRig(t, withKeys())
 	ck := r.login()
 	if _, err := r.svc.CreateLocation(context.Background(), &api.CreateLocationInput{LocationName: api.String("custom-unit")}); err != nil {
@@ -166,6 +166,8 @@ func TestAPIAnswersReadOperationsOnly(t *testing.T) {
 		want     int
 	}{
 		{"CreateLocation", `{"LocationName":"custom-x"}`, ck, true, 403},
+		{"UpdateFleetCapacity", `{"FleetId":"fleet-missing","DesiredInstances":1}`, ck, true, 400}, // NotFoundException
+		{"UpdateFleetCapacity", `{"FleetId":"fleet-missing","DesiredInstances":1}`, ck, false, 403},
 		{"GetComputeAccess", `{}`, ck, true, 403},
 		{"Hoist.InjectFault", `{}`, ck, true, 403},
 		{"ListLocations", `{}`, nil, true, 401},
@@ -284,7 +286,7 @@ func TestEventsSweepWithoutAnnouncements(t *testing.T) {
 func TestEventsRefuseBadQueries(t *testing.T) {
 	r := newRig(t, withKeys())
 	ck := r.login()
-	for _, q := range []string{`{}`, `[]`, `{"x":{"Op":"CreateAlias"}}`, `{"x":{"Op":"GetInstanceAccess"}}`} {
+	for _, q := range []string{`{}`, `[]`, `{"x":{"Op":"CreateAlias"}}`, `{"x":{"Op":"GetInstanceAccess"}}`, `{"x":{"Op":"TerminateGameSession"}}`} {
 		req, _ := http.NewRequest("GET", r.srv.URL+"/console/events?q="+url.QueryEscape(q), nil)
 		req.AddCookie(ck)
 		res, err := http.DefaultClient.Do(req)

@@ -85,7 +85,7 @@ func (c *Console) parseQueries(q string) (map[string]Query, error) {
 		return nil, fmt.Errorf("give between 1 and %d queries, not %d", maxQueries, len(qs))
 	}
 	for k, v := range qs {
-		if !c.allowed(v.Op) {
+		if !c.readable(v.Op) {
 			return nil, fmt.Errorf("query %q: the console only calls read operations, not %q", k, v.Op)
 		}
 		if len(v.Input) == 0 || string(v.Input) == "null" {

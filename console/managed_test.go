@@ -56,4 +56,8 @@ func TestManagedFleetPage(t *testing.T) {
 	p.waitForLong("an ACTIVE, healthy server process", `//tr[td/span[text()="ACTIVE"]]/td/span[text()="HEALTHY"]`, time.Minute)
 	p.waitFor("one active instance in the location", `//tr[@data-id="us-west-2"]/td[6][text()="1"]`)
 	p.screenshotWhole("managed-fleet")
+
+	p.run("set the desired instances to 2", 10*time.Second, chromedp.SendKeys(`#desired-instances`, "2"), chromedp.Click(`#set-capacity`))
+	p.waitFor("2 desired instances", `//tr[@data-id="us-west-2"]/td[3][text()="2"]`)
+	p.waitForLong("2 active instances", `//tr[@data-id="us-west-2"]/td[6][text()="2"]`, time.Minute)
 }

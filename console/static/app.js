@@ -80,7 +80,17 @@ function resubscribe(pg) {
   });
 }
 
+// render shows the page's data. While the operator types in one of the page's fields, it
+// waits until the field loses focus (and a click on a button next to it has happened).
 function render(pg) {
+  const active = document.activeElement;
+  if (active && pg.body.contains(active) && /^(INPUT|SELECT|TEXTAREA)$/.test(active.tagName)) {
+    if (!pg.deferred) {
+      pg.deferred = true;
+      active.addEventListener('blur', () => setTimeout(() => { pg.deferred = false; if (page === pg) render(pg); }, 300), {once: true});
+    }
+    return;
+  }
   try {
     pg.body.replaceChildren(pg.view.render(pg.p, pg.data));
   } catch (e) {

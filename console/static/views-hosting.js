@@ -127,10 +127,36 @@ function fleetAttributes(f) {
   ]));
 }
 
+// capacityForm sets a location's desired instances (UpdateFleetCapacity), widening its
+// minimum or maximum when needed.
+function capacityForm(data) {
+  const f = ((body(data, 'attrs') || {}).FleetAttributes || [])[0];
+  const locs = ((body(data, 'locations') || {}).LocationAttributes || []).map(l => l.LocationState.Location);
+  const loc = h('select', {name: 'location'}, locs.map(l => h('option', {value: l}, l)));
+  const desired = h('input', {name: 'desired', id: 'desired-instances', type: 'number', min: 0, required: true});
+  const msg = h('span', {class: 'muted', id: 'capacity-message'});
+  const submit = async ev => {
+    ev.preventDefault();
+    try {
+      // Widen the minimum and maximum when the new desired count is outside them.
+      const n = ((body(data, 'cap:' + loc.value) || {}).FleetCapacity || {}).InstanceCounts || {};
+      const want = Number(desired.value);
+      await call('UpdateFleetCapacity', {FleetId: f.FleetId, Location: loc.value, DesiredInstances: want,
+        MinSize: Math.min(want, n.MINIMUM ?? want), MaxSize: Math.max(want, n.MAXIMUM ?? want)});
+      msg.textContent = `Desired instances in ${loc.value} set to ${desired.value}.`;
+    } catch (e) {
+      msg.textContent = e.message;
+    }
+  };
+  return h('form', {class: 'filters', onsubmit: submit}, h('label', {}, 'Location', loc), h('label', {}, 'Desired instances', desired),
+    h('button', {type: 'submit', id: 'set-capacity'}, 'Set'), msg);
+}
+
 // managedCards shows what only managed (EC2) fleets have: instances, runtime configuration,
 // inbound ports.
 function managedCards(data) {
   return [
+    card('Set capacity', capacityForm(data)),
     card('Instances', section(data, 'instances', b => table([
       ['Instance', i => i.InstanceId], ['Status', i => badge(i.Status)], ['Location', i => i.Location],
       ['Address', i => i.IpAddress || i.DnsName], ['Type', i => i.Type], ['Created', i => when(i.CreationTime)]], b.Instances, i => i.InstanceId))),
@@ -227,11 +253,39 @@ function sessionDetail(s, d) {
       ['New players', s.PlayerSessionCreationPolicy], ['Protection', d.ProtectionPolicy], ['Creator', s.CreatorId],
       ['Created', when(s.CreationTime)], ['Ended', when(s.TerminationTime)],
       ['Logs', s.Status === 'TERMINATED' ? logsButton(s.GameSessionId) : ''],
+      ['Actions', s.Status === 'ACTIVE' || s.Status === 'ACTIVATING' ? terminateButtons(s.GameSessionId) : ''],
     ])),
     h('div', {class: 'grid2'},
       card('Game properties', table([['Key', x => x.Key], ['Value', x => x.Value]], props, x => x.Key)),
       card('Game session data', s.GameSessionData ? h('pre', {}, s.GameSessionData) : h('p', {class: 'muted'}, 'None.'),
         s.MatchmakerData ? [h('h2', {}, 'Matchmaker data'), h('pre', {}, s.MatchmakerData)] : null)));
+}
+
+// confirming is the game session whose Terminate button was pressed once.
+let confirming = '';
+
+// terminateButtons ends a game session after a second click: gracefully (the process is told
+// to end it) or by force.
+function terminateButtons(id) {
+  const out = h('span', {class: 'error', id: 'action-error'});
+  const end = mode => async () => {
+    try {
+      await call('TerminateGameSession', {GameSessionId: id, TerminationMode: mode});
+      confirming = '';
+    } catch (e) {
+      out.textContent = e.message;
+    }
+  };
+  if (confirming !== id) {
+    return h('span', {}, h('button', {type: 'button', id: 'terminate', onclick: ev => {
+      confirming = id;
+      ev.target.replaceWith(terminateButtons(id));
+    }}, 'Terminate…'));
+  }
+  return h('span', {},
+    h('button', {type: 'button', id: 'terminate-graceful', onclick: end('TRIGGER_ON_PROCESS_TERMINATE')}, 'Ask the process to end it'), ' ',
+    h('button', {type: 'button', id: 'terminate-force', onclick: end('FORCE_TERMINATE')}, 'Force-terminate'), ' ',
+    h('button', {type: 'button', onclick: ev => { confirming = ''; ev.target.parentNode.replaceWith(terminateButtons(id)); }}, 'Cancel'), ' ', out);
 }
 
 // logsButton fetches the game session's pre-signed log URL when asked (it expires).
