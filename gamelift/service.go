@@ -82,6 +82,10 @@ type Config struct {
 	// Logger receives, at debug level, the actions the domain takes (fleet events, placements
 	// and tickets ending, matches, timeouts), each once its transaction commits. Nil discards.
 	Logger *slog.Logger
+	// OnCommit, when set, is called after every write transaction of this Service commits
+	// (the web console re-reads what it shows). It runs on the writer's goroutine and must
+	// not block.
+	OnCommit func()
 }
 
 // Service implements the GameLift operations over a store.
@@ -93,8 +97,10 @@ type Service struct {
 	newID   func() string
 	node    string
 	log     *slog.Logger
-	hosting hosting
-	host    HostCapacity
+	// onCommit is Config.OnCommit; nil for none.
+	onCommit func()
+	hosting  hosting
+	host     HostCapacity
 	// sessions holds the game and player session settings (gamesessions.go).
 	sessions *sessionSettings
 	// ruleSets caches parsed FlexMatch rule sets (matchmaking_rulesets.go).
@@ -103,7 +109,8 @@ type Service struct {
 
 // New returns a Service for cfg, filling in the documented defaults.
 func New(cfg Config) *Service {
-	s := &Service{store: cfg.Store, clock: cfg.Clock, region: cfg.Region, account: cfg.AccountID, newID: cfg.NewID, node: cfg.NodeID, host: cfg.Host}
+	s := &Service{store: cfg.Store, clock: cfg.Clock, region: cfg.Region, account: cfg.AccountID, newID: cfg.NewID, node: cfg.NodeID,
+		host: cfg.Host, onCommit: cfg.OnCommit}
 	if s.clock == nil {
 		s.clock = clock.Real{}
 	}
@@ -214,6 +221,9 @@ func (s *Service) update(ctx context.Context, fn func(store.Tx) error) error {
 	if err == nil {
 		for _, a := range acts {
 			s.log.LogAttrs(ctx, slog.LevelDebug, a.msg, a.attrs...)
+		}
+		if s.onCommit != nil {
+			s.onCommit()
 		}
 	}
 	return err

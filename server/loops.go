@@ -107,13 +107,16 @@ func (s *Server) StepLoops(ctx context.Context) error {
 }
 
 // wakeMatchmaker wakes the matchmaker whenever its inbox gets a note, on whichever node
-// wrote it (a node that does not lead ignores the wake-up).
+// wrote it (a node that does not lead ignores the wake-up). Every announcement also wakes
+// the web console's event streams (console.go); they share this watch because on
+// PostgreSQL each watch holds a connection of the pool.
 func (s *Server) wakeMatchmaker(ctx context.Context) {
 	w, ok := s.store.(store.Watcher)
 	if !ok {
 		return
 	}
 	w.Watch(ctx, func(a store.Announcement) {
+		s.changes.Notify()
 		if a.Missed || a.Parent == gamelift.MatchmakerAddress {
 			s.matchmaker.Wake()
 		}

@@ -12,11 +12,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/hoist-gg/hoist/api"
+	"github.com/hoist-gg/hoist/console"
 	"github.com/hoist-gg/hoist/gamelift"
 	"github.com/hoist-gg/hoist/hostd"
 	"github.com/hoist-gg/hoist/httpapi"
@@ -167,6 +169,8 @@ type Server struct {
 	metrics *metricsEndpoint
 	// game holds the game servers' metrics (gamemetrics.go); nil when metrics are off.
 	game *gameTelemetry
+	// changes wakes the web console's event streams (console.go).
+	changes *console.Changes
 }
 
 // New opens the store, settles the credentials and binds the listener. Serve starts answering.
@@ -225,9 +229,10 @@ func (s *Server) build() error {
 	}
 	s.parts = &partitions{clock: s.cfg.Clock}
 	backend := &hostingBackend{parts: s.parts}
+	s.changes = console.NewChanges()
 	svc := gamelift.New(gamelift.Config{Store: s.store, Clock: s.cfg.Clock, Region: s.cfg.Region,
 		AccountID: s.cfg.AccountID, SDKEndpoint: s.SDKEndpoint(), AgentEndpoint: s.AgentEndpoint(), NodeID: s.nodeID,
-		Host: s.cfg.HostCapacity, Logger: s.log})
+		Host: s.cfg.HostCapacity, Logger: s.log, OnCommit: s.changes.Notify})
 	deliver := newDelivery(svc, nil, s.setupNotifications(auth), s.log)
 	hub := sdkws.New(sdkws.Config{Backend: backend, GameSessions: backend, Agent: backend, SigV4Keys: s.keys,
 		Clock: s.cfg.Clock, Logger: s.log, OnProcessConnected: deliver.processConnected, OnAgentConnected: deliver.agentConnected,
@@ -251,10 +256,12 @@ func (s *Server) build() error {
 	observe := s.setupMetrics(svc, handlers)
 	s.registerGameMetrics()
 	apiHandler := httpapi.New(httpapi.Config{Handlers: handlers, Authenticate: auth, Logger: s.log,
-		Extensions: append(fleetIQExtensions(svc), s.devExtensions()...), Unavailable: storeUnavailable, Observe: observe})
+		Extensions: slices.Concat(fleetIQExtensions(svc), s.devExtensions(), consoleExtensions(svc)), Unavailable: storeUnavailable, Observe: observe})
 	s.s3h = s3api.New(s3api.Config{Builds: svc, Dir: filepath.Join(s.cfg.DataDir, "builds"), Clock: s.cfg.Clock, Logger: s.log})
-	s.http = &http.Server{Handler: s.withMetrics(routeWebsockets(routeS3(s.s3h, s.routeLeader(logs.route(s.notify.route(apiHandler)))), hub, hub.AgentHandler())),
+	consoleHandler := s.setupConsole(handlers, consoleExtensions(svc), observe)
+	s.http = &http.Server{Handler: s.withMetrics(routeWebsockets(routeS3(s.s3h, routeConsole(consoleHandler, s.routeLeader(logs.route(s.notify.route(apiHandler))))), hub, hub.AgentHandler())),
 		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	s.http.RegisterOnShutdown(consoleHandler.Close)
 	if err := s.listenS3(); err != nil {
 		return err
 	}
@@ -360,6 +367,7 @@ func (s *Server) Region() string { return s.cfg.Region }
 // Serve answers requests until Shutdown; it returns nil after a clean shutdown.
 func (s *Server) Serve() error {
 	s.log.Info("hoist server listening", "endpoint", s.URL(), "region", s.cfg.Region, "store", storeName(s.cfg))
+	s.log.Info("web console", "url", s.URL()+console.Path)
 	if s.tlsLn != nil {
 		s.log.Info("TLS (https, wss) listening", "address", s.tlsLn.Addr().String(), "ca", filepath.Join(s.cfg.DataDir, tlsDir, tlsca.CACertFile))
 		go s.http.Serve(s.tlsLn)
