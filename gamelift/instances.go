@@ -296,6 +296,9 @@ type LocalInstance struct {
 	// Resources are the limits of the fleet's instance type its install script and processes
 	// run under (zero when the type is unknown).
 	Resources InstanceResources
+	// Inbound are the fleet's EC2InboundPermissions, which the host enforces when configured
+	// to (docs/isolation-network.md).
+	Inbound []api.IpPermission
 }
 
 // InstanceTerminating is the LocalInstance status of an instance that is to stop (and of every
@@ -307,7 +310,7 @@ func (s *Service) LocalInstances(ctx context.Context) ([]LocalInstance, error) {
 	var out []LocalInstance
 	err := s.view(ctx, func(tx store.Tx) error {
 		out = nil
-		fleets, builds, resources := map[string]*fleetDoc{}, map[string]*buildDoc{}, map[string]InstanceResources{}
+		fleets, builds, resources := map[string]*fleetDoc{}, map[string]*buildDoc{}, map[string]*managedDoc{}
 		return eachRecord(tx, kindEC2Instance, func(_ *store.Record, d *ec2InstanceDoc) {
 			if s.node != "" && d.Owner != s.node {
 				return // another node runs it
@@ -326,13 +329,14 @@ func (s *Service) LocalInstances(ctx context.Context) ([]LocalInstance, error) {
 				_, _ = getDoc(tx, kindBuild, f.BuildID, b, func() error { return errSkip })
 				builds[f.BuildID] = b
 			}
-			r, ok := resources[d.FleetID]
-			if !ok {
-				r = fleetResources(tx, d.FleetID)
-				resources[d.FleetID] = r
+			m := resources[d.FleetID]
+			if m == nil {
+				m = managedOf(tx, d.FleetID)
+				resources[d.FleetID] = m
 			}
 			li := LocalInstance{FleetID: d.FleetID, InstanceID: d.ID, Location: d.Location, IPAddress: d.IP,
-				DNSName: d.DNS, Status: d.Status, Build: *b.files(), ServerProcesses: runtimeOf(f).ServerProcesses, Resources: r}
+				DNSName: d.DNS, Status: d.Status, Build: *b.files(), ServerProcesses: runtimeOf(f).ServerProcesses,
+				Resources: resourcesOf(m.InstanceType), Inbound: m.Inbound}
 			if f.Status == fleetDeleting || f.Status == fleetTerminated || f.Status == fleetError {
 				li.Status = ec2Terminating
 			}
@@ -342,13 +346,13 @@ func (s *Service) LocalInstances(ctx context.Context) ([]LocalInstance, error) {
 	return out, err
 }
 
-// fleetResources is, in tx, the InstanceResources of a managed fleet's instance type.
-func fleetResources(tx store.Tx, fleetID string) InstanceResources {
+// managedOf is, in tx, the managed-fleet part of a fleet (empty when it has none).
+func managedOf(tx store.Tx, fleetID string) *managedDoc {
 	var m managedDoc
 	if _, err := getDoc(tx, kindManaged, fleetID, &m, func() error { return errSkip }); err != nil {
-		return InstanceResources{}
+		return &managedDoc{}
 	}
-	return resourcesOf(m.InstanceType)
+	return &m
 }
 
 // InstanceProgress records that an instance reached a setup stage (Stage*). A fleet that is

@@ -98,6 +98,10 @@ type Config struct {
 	Isolation contain.Support
 	// UIDBase is the first user ID of instances (DefaultUIDBase when zero).
 	UIDBase int
+	// EnforceInbound makes each fleet's EC2InboundPermissions decide which packets reach its
+	// contained instances' listeners (docs/isolation-network.md); otherwise every port of an
+	// instance's address is reachable.
+	EnforceInbound bool
 }
 
 // Host converges the instances running here on what the control plane wants. Create it with
@@ -109,7 +113,8 @@ type Host struct {
 	wake   chan struct{}
 	certs  *fleetCerts
 
-	uids *uidPool
+	uids   *uidPool
+	limits *limits
 
 	// fetchMu serialises fetches of builds from the shared store (localBuild).
 	fetchMu sync.Mutex
@@ -144,7 +149,7 @@ func New(cfg Config) *Host {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Host{cfg: cfg, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1), certs: newFleetCerts(cfg),
-		uids: &uidPool{base: cfg.UIDBase}, instances: map[string]*instance{}, gone: map[string]bool{}}
+		uids: &uidPool{base: cfg.UIDBase}, limits: newLimits(cfg), instances: map[string]*instance{}, gone: map[string]bool{}}
 }
 
 // newFleetCerts returns the certificate cache of a Host: cfg.CA, or Hoist's CA opened from
@@ -191,6 +196,7 @@ func (h *Host) Step(ctx context.Context) error {
 			in.requestStop()
 		default:
 			in.setProcesses(li.ServerProcesses)
+			in.setInbound(li.Inbound)
 		}
 	}
 	for id, in := range h.instances {

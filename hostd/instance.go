@@ -3,6 +3,7 @@ package hostd
 import (
 	"context"
 	"fmt"
+	"io"
 	"os/exec"
 	"path/filepath"
 	"reflect"
@@ -21,9 +22,13 @@ type instance struct {
 	dir string // the sandbox
 	uid int    // the user (and group) its processes run as, when contained
 
-	// cgroups and netns contain the processes further (contain.Spec); not set yet.
+	// cgroups and netns contain the processes further (contain.Spec): cgroups are the
+	// group's files (limits.go), netns stays empty unless instances get namespaces.
 	cgroups []string
 	netns   string
+	group   *InstanceGroup     // its control group; nil when not limited
+	guard   io.Closer          // its bind guard; nil when none (under mu)
+	inbound []api.IpPermission // the inbound permissions guard enforces (under mu)
 
 	stop     chan struct{} // closed by requestStop
 	stopOnce sync.Once
@@ -82,6 +87,7 @@ func (in *instance) setProcesses(sps []api.ServerProcess) {
 // the Host closes, the processes are stopped but the sandbox and the record stay.
 func (in *instance) run() {
 	defer in.h.uids.put(in.li.InstanceID)
+	defer in.unlimit()
 	ctx := in.h.ctx
 	log := in.h.cfg.Logger.With("fleet", in.li.FleetID, "instance", in.li.InstanceID)
 	if !in.stopped() {
@@ -137,6 +143,9 @@ func (in *instance) setup(ctx context.Context) (api.EventCode, error) {
 	}
 	if err := in.handOver(); err != nil {
 		return api.EventCodeFleetBinaryDownloadFailed, fmt.Errorf("sandbox of instance %s: %w", li.InstanceID, err)
+	}
+	if err := in.limit(); err != nil {
+		return api.EventCodeFleetActivationFailed, fmt.Errorf("instance %s: %w", li.InstanceID, err)
 	}
 	if li.Build.InstallScript != "" {
 		_ = c.InstanceEvent(ctx, li.FleetID, api.EventCodeFleetCreationRunningInstaller,
@@ -254,7 +263,7 @@ func (in *instance) exited(e supervisor.Exit) {
 	if p := in.h.cfg.Processes; p != nil {
 		p.ProcessEnded(e.ID)
 	}
-	_ = in.h.cfg.Control.AgentProcessExited(in.h.ctx, in.li.FleetID, in.li.InstanceID, e.ID, exitCode(e))
+	_ = reportExit(in.h.ctx, in.h.cfg.Control, in.li, in.group, e)
 }
 
 // exitCode maps how a process ended to the agent's event code (docs/agent.md).

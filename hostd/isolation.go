@@ -70,8 +70,8 @@ func (p *uidPool) put(instanceID string) {
 // contained reports whether the instance's processes run contained.
 func (in *instance) contained() bool { return in.h.cfg.Isolation.Available }
 
-// spec is how the instance's processes are contained. Cgroups and NetNS stay empty until
-// resource limits (internal/cgroup) and network guards (internal/netguard) are wired in.
+// spec is how the instance's processes are contained: its user, its view of the file system
+// and its control group (limits.go), which also carries its bind guard.
 func (in *instance) spec() contain.Spec {
 	return contain.Spec{UID: in.uid, GID: in.uid, Root: in.dir, Cgroups: in.cgroups, NetNS: in.netns}
 }

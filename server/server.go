@@ -88,6 +88,9 @@ type Config struct {
 	Isolation string
 	// InstanceUIDBase is the first user ID of local instances (hostd.DefaultUIDBase when 0).
 	InstanceUIDBase int
+	// EnforceInbound makes each managed fleet's EC2InboundPermissions decide which packets
+	// reach its isolated instances (docs/isolation-network.md).
+	EnforceInbound bool
 }
 
 // Defaults for Config.
@@ -245,7 +248,8 @@ func (s *Server) build() error {
 		return err
 	}
 	s.host = hostd.New(s.hostdTelemetry(hostd.Config{Control: svc, Dir: filepath.Join(s.cfg.DataDir, "instances"),
-		SDKEndpoint: s.SDKEndpoint(), Clock: s.cfg.Clock, Logger: s.log, Isolation: isolation, UIDBase: s.cfg.InstanceUIDBase}))
+		SDKEndpoint: s.SDKEndpoint(), Clock: s.cfg.Clock, Logger: s.log, Isolation: isolation, UIDBase: s.cfg.InstanceUIDBase,
+		EnforceInbound: s.cfg.EnforceInbound}))
 	pokeOnCapacityChanges(handlers, s.host.Poke)
 	logs, err := newLogFiles(context.Background(), svc, s.store, s.cfg.DataDir, s.URL(), s.cfg.Clock, s.log)
 	if err != nil {
