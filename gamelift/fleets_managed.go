@@ -336,6 +336,9 @@ func (s *Service) UpdateFleetCapacity(ctx context.Context, in *api.UpdateFleetCa
 			return api.Errorf(api.InvalidRequestException, "Fleet %s has no location %s.", id, loc)
 		}
 		next := requestedCapacity(*c, in)
+		if err := checkCapacity(next); err != nil {
+			return err // a request that is wrong in itself, before the host's room
+		}
 		if next.Desired > c.Desired {
 			if err := s.checkCapacityRoom(tx, id, m.InstanceType, loc, next.Desired); err != nil {
 				return err

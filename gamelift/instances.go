@@ -105,7 +105,7 @@ func sortedLocations(m *managedDoc) []string {
 	return locs
 }
 
-// addInstance creates a PENDING instance with the lowest free loopback address (and, on a
+// addInstance creates a PENDING instance with the lowest free address (instanceAddress) (and, on a
 // fleet with a GENERATED certificate, a DNS name) and registers it as a compute of the fleet.
 func (s *Service) addInstance(tx store.Tx, f *fleetDoc, loc string) error {
 	fleetID := f.ID
@@ -115,8 +115,12 @@ func (s *Service) addInstance(tx store.Tx, f *fleetDoc, loc string) error {
 	}
 	ip := ""
 	for n := 0; ip == ""; n++ {
-		if !used[loopbackAddress(n)] {
-			ip = loopbackAddress(n)
+		a := s.instanceAddress(n)
+		if a == "" {
+			return api.Errorf(api.LimitExceededException, "This host has no address left for another instance.")
+		}
+		if !used[a] {
+			ip = a
 		}
 	}
 	owner, err := s.pickOwner(tx)

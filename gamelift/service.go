@@ -86,6 +86,10 @@ type Config struct {
 	// (the web console re-reads what it shows). It runs on the writer's goroutine and must
 	// not block.
 	OnCommit func()
+	// InstanceAddress, when set, is the address of the n-th local instance slot (from 0), for
+	// hosts that give each instance its own network namespace; else instances get loopback
+	// addresses, 127.0.0.2 onwards. It answers "" when the slots are used up.
+	InstanceAddress func(n int) string
 }
 
 // Service implements the GameLift operations over a store.
@@ -99,8 +103,10 @@ type Service struct {
 	log     *slog.Logger
 	// onCommit is Config.OnCommit; nil for none.
 	onCommit func()
-	hosting  hosting
-	host     HostCapacity
+	// instanceAddress is Config.InstanceAddress, or loopbackAddress.
+	instanceAddress func(n int) string
+	hosting         hosting
+	host            HostCapacity
 	// sessions holds the game and player session settings (gamesessions.go).
 	sessions *sessionSettings
 	// ruleSets caches parsed FlexMatch rule sets (matchmaking_rulesets.go).
@@ -110,7 +116,10 @@ type Service struct {
 // New returns a Service for cfg, filling in the documented defaults.
 func New(cfg Config) *Service {
 	s := &Service{store: cfg.Store, clock: cfg.Clock, region: cfg.Region, account: cfg.AccountID, newID: cfg.NewID, node: cfg.NodeID,
-		host: cfg.Host, onCommit: cfg.OnCommit}
+		host: cfg.Host, onCommit: cfg.OnCommit, instanceAddress: cfg.InstanceAddress}
+	if s.instanceAddress == nil {
+		s.instanceAddress = loopbackAddress
+	}
 	if s.clock == nil {
 		s.clock = clock.Real{}
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/hoist-gg/hoist/gamelift"
 	"github.com/hoist-gg/hoist/internal/clock"
 	"github.com/hoist-gg/hoist/internal/contain"
+	"github.com/hoist-gg/hoist/internal/netns"
 	"github.com/hoist-gg/hoist/internal/tlsca"
 )
 
@@ -102,6 +103,10 @@ type Config struct {
 	// contained instances' listeners (docs/isolation-network.md); otherwise every port of an
 	// instance's address is reachable.
 	EnforceInbound bool
+	// Network, when set, gives each contained instance a network namespace of its own with
+	// its address (docs/isolation-network.md); SDKEndpoint must then be reachable from the
+	// namespaces (the network's gateway).
+	Network *netns.Network
 }
 
 // Host converges the instances running here on what the control plane wants. Create it with

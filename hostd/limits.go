@@ -32,6 +32,7 @@ func newLimits(cfg Config) *limits {
 	if !cfg.Isolation.Available {
 		return &limits{}
 	}
+	removeNamespaces(cfg)
 	l := &limits{res: NewResources(ResourcesConfig{Parent: cgroupParent(cfg.Dir), Logger: cfg.Logger})}
 	if _, err := l.res.Sweep(nil); err != nil {
 		cfg.Logger.Warn("cannot remove the control groups of an earlier run", "err", err)
@@ -59,12 +60,49 @@ func cgroupParent(dir string) string {
 	return fmt.Sprintf("hoist-%016x", h.Sum64())
 }
 
+// removeNamespaces removes the network namespaces an earlier run left behind: at start, no
+// instance of this host has one yet.
+func removeNamespaces(cfg Config) {
+	if cfg.Network == nil {
+		return
+	}
+	names, err := cfg.Network.List()
+	for _, name := range names {
+		if err == nil {
+			err = cfg.Network.Remove(name)
+		}
+	}
+	if err != nil {
+		cfg.Logger.Warn("cannot remove the network namespaces of an earlier run", "err", err)
+	}
+}
+
+// join gives a contained instance its network namespace when the host has a Network.
+func (in *instance) join() error {
+	n := in.h.cfg.Network
+	if n == nil || !in.contained() {
+		return nil
+	}
+	addr, err := netip.ParseAddr(in.li.IPAddress)
+	if err != nil {
+		return fmt.Errorf("instance address %q: %w", in.li.IPAddress, err)
+	}
+	path, err := n.Create(in.li.InstanceID, addr)
+	if err != nil {
+		return err
+	}
+	in.mu.Lock()
+	in.netns = path
+	in.mu.Unlock()
+	return nil
+}
+
 // limit puts the instance in its control group and attaches its bind guard, before anything
 // of the build runs; the contain init joins the group through in.cgroups.
 func (in *instance) limit() error {
 	l := in.h.limits
-	if !in.contained() || l.res == nil {
-		return nil
+	if err := in.join(); err != nil || !in.contained() || l.res == nil {
+		return err
 	}
 	g, err := l.res.Create(in.li)
 	if err != nil {
@@ -136,5 +174,10 @@ func (in *instance) unlimit() {
 	if err := in.group.Close(); err != nil { // nil-safe
 		log.Warn("cannot remove an instance's control group", "err", err)
 	}
-	in.guard, in.group, in.cgroups = nil, nil, nil
+	if n := in.h.cfg.Network; n != nil && in.netns != "" {
+		if err := n.Remove(in.li.InstanceID); err != nil {
+			log.Warn("cannot remove an instance's network namespace", "err", err)
+		}
+	}
+	in.guard, in.group, in.cgroups, in.netns = nil, nil, nil, ""
 }

@@ -48,6 +48,9 @@ func (s *Server) closeListeners() {
 	if s.tlsLn != nil {
 		s.tlsLn.Close()
 	}
+	if s.gwLn != nil {
+		s.gwLn.Close()
+	}
 }
 
 // SDKEndpoint is the Server SDK websocket URL RegisterCompute hands out

@@ -2,7 +2,9 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -18,6 +20,7 @@ import (
 	"github.com/hoist-gg/hoist/internal/clock"
 	"github.com/hoist-gg/hoist/internal/contain"
 	"github.com/hoist-gg/hoist/internal/netguard"
+	"github.com/hoist-gg/hoist/internal/netns"
 	"github.com/hoist-gg/hoist/server"
 )
 
@@ -202,4 +205,58 @@ func TestInstanceInboundPermissions(t *testing.T) {
 	r.waitFor(addr+" reachable once permitted", reachable)
 	update(&gamelift.UpdateFleetPortSettingsInput{InboundPermissionRevocations: []types.IpPermission{game}})
 	r.waitFor(addr+" closed once revoked", func() bool { return !reachable() })
+}
+
+// With --instance-network netns, an isolated instance lives in a network namespace of its
+// own: its address is on the instances' subnet, its processes reach the Server SDK on the
+// gateway (the process goes ACTIVE), and players reach its game server on that address; the
+// namespace goes with the instance.
+func TestInstanceNetworkNamespace(t *testing.T) {
+	skipWithoutLimits(t)
+	cfg := netns.Config{Bridge: fmt.Sprintf("hst%d", os.Getpid()%1000000), Prefix: netip.MustParsePrefix("10.252.0.0/24"),
+		Dir: t.TempDir()}
+	r := &managedRig{t: t, data: t.TempDir()}
+	t.Cleanup(func() { killSandboxProcesses(r.data) })
+	r.srv = startServer(t, server.Config{Clock: clock.NewFake(time.Now()), DataDir: r.data, Isolation: server.IsolationOn,
+		InstanceNetwork: server.InstanceNetworkNetns, NetnsConfig: &cfg})
+	t.Cleanup(func() {
+		if n, err := netns.Open(cfg); err == nil {
+			n.DeleteBridge()
+		}
+	})
+	r.gl = client(r.srv.URL(), testKeyID, testSecret)
+	ctx := context.Background()
+	b, err := r.gl.CreateBuild(ctx, &gamelift.CreateBuildInput{Name: aws.String("netns"),
+		OperatingSystem: types.OperatingSystemAmazonLinux2023,
+		StorageLocation: &types.S3Location{Bucket: aws.String("hoist-local"), Key: aws.String(limitsBuild(t))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := r.gl.CreateFleet(ctx, &gamelift.CreateFleetInput{Name: aws.String("netns"), BuildId: b.Build.BuildId,
+		EC2InstanceType: types.EC2InstanceTypeC5Large,
+		RuntimeConfiguration: &types.RuntimeConfiguration{ServerProcesses: []types.ServerProcess{
+			{LaunchPath: aws.String("/local/game/run.sh"), Parameters: aws.String("--port 7777"), ConcurrentExecutions: aws.Int32(1)}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fleet := aws.ToString(out.FleetAttributes.FleetId)
+	r.waitFor("fleet ACTIVE with its process", func() bool { return r.settled(fleet, 1, 1) })
+	inst := r.instances(fleet)[0]
+	ip := aws.ToString(inst.IpAddress)
+	if want, _ := cfg.Addr(0); ip != want.String() {
+		t.Fatalf("instance address %s, want the subnet's first instance address %s", ip, want)
+	}
+	binds, _ := os.ReadFile(filepath.Join(r.data, "instances", aws.ToString(inst.InstanceId), "local", "game", "bind.txt"))
+	if !strings.Contains(string(binds), "wildcard bound "+ip+":") || !strings.Contains(string(binds), "server refused") {
+		t.Errorf("binds in the namespace:\n%s", binds)
+	}
+	checkSessionReachable(t, r, fleet, ip)
+	if names, _ := os.ReadDir(cfg.Dir); len(names) != 1 {
+		t.Fatalf("namespaces %v, want the instance's", names)
+	}
+	r.deleteFleet(fleet)
+	r.waitFor("the instance's namespace removed", func() bool {
+		names, _ := os.ReadDir(cfg.Dir)
+		return len(names) == 0
+	})
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/hoist-gg/hoist/hostd"
 	"github.com/hoist-gg/hoist/httpapi"
 	"github.com/hoist-gg/hoist/internal/clock"
+	"github.com/hoist-gg/hoist/internal/netns"
 	"github.com/hoist-gg/hoist/internal/tlsca"
 	"github.com/hoist-gg/hoist/s3api"
 	"github.com/hoist-gg/hoist/sdkws"
@@ -88,6 +89,12 @@ type Config struct {
 	Isolation string
 	// InstanceUIDBase is the first user ID of local instances (hostd.DefaultUIDBase when 0).
 	InstanceUIDBase int
+	// InstanceNetwork is InstanceNetworkLoopback (the default) or InstanceNetworkNetns
+	// (docs/isolation-network.md).
+	InstanceNetwork string
+	// NetnsConfig overrides netns.DefaultConfig (the bridge, subnet and namespace directory)
+	// for InstanceNetworkNetns.
+	NetnsConfig *netns.Config
 	// EnforceInbound makes each managed fleet's EC2InboundPermissions decide which packets
 	// reach its isolated instances (docs/isolation-network.md).
 	EnforceInbound bool
@@ -136,10 +143,14 @@ type Server struct {
 	creds Credentials
 	tlsLn net.Listener
 	s3Ln  net.Listener // the separate S3 endpoint for build uploads; nil when off
-	s3    *http.Server
-	s3h   http.Handler // the S3 subset, on the API listener (route.go) and on s3Ln
-	hub   *sdkws.Hub
-	logs  *logFiles
+	// gwLn serves the API to instances in network namespaces, on their gateway; nil when off.
+	gwLn net.Listener
+	// instanceAddr is the domain's instance address function with network namespaces.
+	instanceAddr func(int) string
+	s3           *http.Server
+	s3h          http.Handler // the S3 subset, on the API listener (route.go) and on s3Ln
+	hub          *sdkws.Hub
+	logs         *logFiles
 	// stopLoops stops the background loops (startLoops).
 	stopLoops func()
 	// delivery delivers the outbox's messages for this node's sockets (delivery.go); outbox
@@ -233,9 +244,17 @@ func (s *Server) build() error {
 	s.parts = &partitions{clock: s.cfg.Clock}
 	backend := &hostingBackend{parts: s.parts}
 	s.changes = console.NewChanges()
+	isolation, err := s.isolation()
+	if err != nil {
+		return err
+	}
+	network, err := s.instanceNetwork(isolation)
+	if err != nil {
+		return err
+	}
 	svc := gamelift.New(gamelift.Config{Store: s.store, Clock: s.cfg.Clock, Region: s.cfg.Region,
 		AccountID: s.cfg.AccountID, SDKEndpoint: s.SDKEndpoint(), AgentEndpoint: s.AgentEndpoint(), NodeID: s.nodeID,
-		Host: s.cfg.HostCapacity, Logger: s.log, OnCommit: s.changes.Notify})
+		Host: s.cfg.HostCapacity, Logger: s.log, OnCommit: s.changes.Notify, InstanceAddress: s.instanceAddr})
 	deliver := newDelivery(svc, nil, s.setupNotifications(auth), s.log)
 	hub := sdkws.New(sdkws.Config{Backend: backend, GameSessions: backend, Agent: backend, SigV4Keys: s.keys,
 		Clock: s.cfg.Clock, Logger: s.log, OnProcessConnected: deliver.processConnected, OnAgentConnected: deliver.agentConnected,
@@ -243,13 +262,9 @@ func (s *Server) build() error {
 	deliver.hub = hub
 	backend.svc, backend.hub, s.hub, s.delivery, s.svc = svc, hub, hub, deliver, svc
 	handlers := svc.Handlers()
-	isolation, err := s.isolation()
-	if err != nil {
-		return err
-	}
 	s.host = hostd.New(s.hostdTelemetry(hostd.Config{Control: svc, Dir: filepath.Join(s.cfg.DataDir, "instances"),
-		SDKEndpoint: s.SDKEndpoint(), Clock: s.cfg.Clock, Logger: s.log, Isolation: isolation, UIDBase: s.cfg.InstanceUIDBase,
-		EnforceInbound: s.cfg.EnforceInbound}))
+		SDKEndpoint: s.instanceSDKEndpoint(), Clock: s.cfg.Clock, Logger: s.log, Isolation: isolation, UIDBase: s.cfg.InstanceUIDBase,
+		EnforceInbound: s.cfg.EnforceInbound, Network: network}))
 	pokeOnCapacityChanges(handlers, s.host.Poke)
 	logs, err := newLogFiles(context.Background(), svc, s.store, s.cfg.DataDir, s.URL(), s.cfg.Clock, s.log)
 	if err != nil {
@@ -379,6 +394,10 @@ func (s *Server) Serve() error {
 	if s.s3Ln != nil {
 		s.log.Info("S3 endpoint for build uploads listening", "endpoint", s.S3URL())
 		go s.s3.Serve(s.s3Ln)
+	}
+	if s.gwLn != nil {
+		s.log.Info("the API on the instances' network", "address", s.gwLn.Addr().String())
+		go s.http.Serve(s.gwLn)
 	}
 	s.serveMetrics()
 	if err := s.http.Serve(s.ln); !errors.Is(err, http.ErrServerClosed) {

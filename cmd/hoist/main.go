@@ -105,6 +105,7 @@ func serverFlags(args []string, out io.Writer) (server.Config, string, error) {
 	hostMemory := fs.String("host-memory", "", "memory local instances share, e.g. 64GiB, for the instance limits (empty: the host's MemTotal)")
 	hostCPUs := fs.Int("host-cpus", 0, "CPUs local instances share, for the instance limits (0: the CPUs this process may use)")
 	fs.StringVar(&cfg.Isolation, "isolation", server.IsolationAuto, "isolate local instances (own user, private file system view): auto (when the host supports it), on (refuse to start without) or off (docs/isolation.md)")
+	fs.StringVar(&cfg.InstanceNetwork, "instance-network", server.InstanceNetworkLoopback, "addresses of local instances: loopback (127.0.0.2 onwards) or netns (an isolated instance's own network namespace on a bridge, 10.201.0.2 onwards; docs/isolation-network.md)")
 	fs.BoolVar(&cfg.EnforceInbound, "enforce-inbound", false, "let each managed fleet's EC2InboundPermissions decide which packets reach its isolated instances (docs/isolation-network.md)")
 	fs.IntVar(&cfg.InstanceUIDBase, "instance-uid-base", hostd.DefaultUIDBase, "first user ID given to isolated local instances (one per instance, no /etc/passwd entry needed)")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
