@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strconv"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // namespaces makes cmd start in new mount and IPC namespaces.
@@ -79,11 +81,8 @@ func joinNetNS(path string) error {
 		return fmt.Errorf("network namespace: %w", err)
 	}
 	defer f.Close()
-	if sysSetns < 0 {
-		return fmt.Errorf("joining network namespace %s: not supported on %s", path, runtime.GOARCH)
-	}
-	if _, _, e := syscall.RawSyscall(uintptr(sysSetns), f.Fd(), syscall.CLONE_NEWNET, 0); e != 0 {
-		return fmt.Errorf("joining network namespace %s: %w", path, e)
+	if err := unix.Setns(int(f.Fd()), unix.CLONE_NEWNET); err != nil {
+		return fmt.Errorf("joining network namespace %s: %w", path, err)
 	}
 	return nil
 }
@@ -101,26 +100,17 @@ func dropPrivileges(uid, gid, pdeathsig, parent int) error {
 	if err := syscall.Setresuid(uid, uid, uid); err != nil {
 		return fmt.Errorf("setuid %d: %w", uid, err)
 	}
-	if err := prctl(prSetNoNewPrivs, 1); err != nil {
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("no_new_privs: %w", err)
 	}
 	if pdeathsig == 0 {
 		return nil
 	}
-	if err := prctl(syscall.PR_SET_PDEATHSIG, uintptr(pdeathsig)); err != nil {
+	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(pdeathsig), 0, 0, 0); err != nil {
 		return fmt.Errorf("parent-death signal: %w", err)
 	}
 	if os.Getppid() != parent {
 		return errors.New("the parent exited during set-up")
-	}
-	return nil
-}
-
-const prSetNoNewPrivs = 38 // PR_SET_NO_NEW_PRIVS
-
-func prctl(op, arg uintptr) error {
-	if _, _, e := syscall.RawSyscall6(syscall.SYS_PRCTL, op, arg, 0, 0, 0, 0); e != 0 {
-		return e
 	}
 	return nil
 }
@@ -132,6 +122,3 @@ var base = []string{"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "et
 
 // devices are the host's device nodes bound into the minimal /dev.
 var devices = []string{"null", "zero", "full", "random", "urandom", "tty"}
-
-// sysSetns is setns(2)'s number, which package syscall does not name.
-var sysSetns = setnsTrap

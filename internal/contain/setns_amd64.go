@@ -1,5 +1,0 @@
-//go:build linux && amd64
-
-package contain
-
-const setnsTrap = 308

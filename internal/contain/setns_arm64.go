@@ -1,5 +1,0 @@
-//go:build linux && arm64
-
-package contain
-
-const setnsTrap = 268
