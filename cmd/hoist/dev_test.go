@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -74,6 +75,7 @@ func TestDev(t *testing.T) {
 	}()
 	m := waitOutput(t, &stdout, regexp.MustCompile(`endpoint: +(\S+)\n +access key ID: +(\S+)\n +secret access key: +(\S+)\n +fleet ID: +(\S+)`), 60*time.Second)
 	checkFleetActive(t, m[1], m[2], m[3], m[4])
+	checkConsoleURL(t, stdout.String(), m[1])
 	waitOutput(t, &stdout, regexp.MustCompile(`(?m)^\[[0-9a-f-]{36}\] .*gameserver ready`), 20*time.Second)
 	if !strings.Contains(stderr.String(), "processes ACTIVE 2/2") {
 		t.Errorf("no progress line with the ACTIVE processes:\n%s", stderr.String())
@@ -92,6 +94,24 @@ func TestDev(t *testing.T) {
 	}
 	if len(pidsOfExe(bin)) > 0 {
 		t.Error("game server processes outlive hoist dev")
+	}
+}
+
+// checkConsoleURL checks that hoist dev printed the console's URL and that it serves the
+// console's page.
+func checkConsoleURL(t *testing.T, out, endpoint string) {
+	t.Helper()
+	m := regexp.MustCompile(`console: +(\S+)`).FindStringSubmatch(out)
+	if m == nil || m[1] != endpoint+"/console" {
+		t.Fatalf("no console URL %s/console in:\n%s", endpoint, out)
+	}
+	resp, err := http.Get(m[1] + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s/: %s", m[1], resp.Status)
 	}
 }
 

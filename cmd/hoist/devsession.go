@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hoist-gg/hoist/console"
 	"github.com/hoist-gg/hoist/server"
 )
 
@@ -125,6 +126,7 @@ func (d *devSession) printReady() {
 		"  access key ID:     " + c.creds.AccessKeyID,
 		"  secret access key: " + c.creds.SecretAccessKey,
 		"  fleet ID:          " + d.fleet,
+		"  console:           " + strings.TrimSuffix(c.endpoint, "/") + console.Path + "  (log in with the key pair)",
 		"",
 		"Try:",
 		"  export " + env,
