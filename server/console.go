@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"net/http"
 	"time"
 
 	"github.com/hoist-gg/hoist/api"
@@ -42,16 +41,4 @@ func consoleExtensions(svc *gamelift.Service) []httpapi.Extension {
 			return svc.ListServerProcesses(ctx, in.(*gamelift.ListServerProcessesInput))
 		},
 	}}
-}
-
-// routeConsole sends the requests classify gives to the console to c, and every other
-// request to next.
-func routeConsole(c, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if classify(r) == toConsole {
-			c.ServeHTTP(w, r)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
 }

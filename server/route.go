@@ -130,11 +130,11 @@ func hostName(host string) string {
 	return host
 }
 
-// routeS3 sends the requests classify gives to S3 to s3, and every other request to next.
-func routeS3(s3, next http.Handler) http.Handler {
+// routeTo sends the requests classify gives to dest to h, and every other request to next.
+func routeTo(dest destination, h, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if classify(r) == toS3 {
-			s3.ServeHTTP(w, r)
+		if classify(r) == dest {
+			h.ServeHTTP(w, r)
 			return
 		}
 		next.ServeHTTP(w, r)

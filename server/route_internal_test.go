@@ -74,7 +74,7 @@ func TestRouteS3Dispatch(t *testing.T) {
 	tag := func(name string) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte(name)) })
 	}
-	h := routeS3(tag("s3"), tag("next"))
+	h := routeTo(toS3, tag("s3"), tag("next"))
 	for target, want := range map[string]string{"/hoist-builds/b.zip": "s3", "/healthz": "next"} {
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, httptest.NewRequest(http.MethodHead, target, nil))
