@@ -82,3 +82,15 @@ func TestParseMountNamespacedRoot(t *testing.T) {
 		t.Fatal("proc parsed as a cgroup mount")
 	}
 }
+
+// favordynmods on any cgroup mount (the setting is global) makes migrations fast.
+func TestFastMigrations(t *testing.T) {
+	plain := mountinfo("cgroup /sys/fs/cgroup/memory rw,memory", "cgroup2 /sys/fs/cgroup/unified rw")
+	fast := mountinfo("cgroup /sys/fs/cgroup/memory rw,memory", "cgroup2 /sys/fs/cgroup/unified rw,favordynmods")
+	if parseLayout(plain, "").fastMigrations() {
+		t.Error("fast migrations without favordynmods")
+	}
+	if !parseLayout(fast, "").fastMigrations() {
+		t.Error("favordynmods on cgroup2 not seen")
+	}
+}
