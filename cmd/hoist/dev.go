@@ -93,16 +93,19 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	b, err := resolveBuild(o)
-	if err != nil {
-		return err
-	}
 	work, err := os.MkdirTemp("", "hoist-dev-")
 	if err != nil {
 		return err
 	}
 	if !o.keep {
 		defer os.RemoveAll(work)
+	}
+	if err := buildGoSource(o, work); err != nil {
+		return err
+	}
+	b, err := resolveBuild(o)
+	if err != nil {
+		return err
 	}
 	d := &devSession{opts: o, build: b, work: work, stdout: stdout, stderr: stderr}
 	return d.run(ctx)

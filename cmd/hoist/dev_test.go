@@ -337,3 +337,30 @@ func checkYAMLFleet(t *testing.T, c adminClient, fleet string) {
 		t.Errorf("inbound permissions %+v", ports.InboundPermissions)
 	}
 }
+
+// TestDevGoSource: `hoist dev ./examples/gameserver` builds the Go command's source with go
+// build and brings it up as an ACTIVE fleet whose processes print their output.
+func TestDevGoSource(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs real processes")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- runDev(ctx, []string{"../../examples/gameserver", "--listen", "127.0.0.1:0", "--parameters", "--port 0"}, &stdout, &stderr)
+	}()
+	m := waitOutput(t, &stdout, regexp.MustCompile(`endpoint: +(\S+)\n +access key ID: +(\S+)\n +secret access key: +(\S+)\n +fleet ID: +(\S+)`), 120*time.Second)
+	checkFleetActive(t, m[1], m[2], m[3], m[4])
+	waitOutput(t, &stdout, regexp.MustCompile(`(?m)^\[[0-9a-f-]{36}\] .*gameserver ready`), 20*time.Second)
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("hoist dev returned %v", err)
+		}
+	case <-time.After(40 * time.Second):
+		t.Fatal("hoist dev did not stop")
+	}
+}
