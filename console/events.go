@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hoist-gg/hoist/internal/clock"
@@ -18,7 +19,8 @@ import (
 // calls Notify when its store announces an outbox write (which reaches every node) and when
 // the domain commits a change on this node. The zero value is not usable; use NewChanges.
 type Changes struct {
-	mu   sync.Mutex
+	open atomic.Int32 // len(subs), read without the lock: most commits find no stream open
+	mu   sync.RWMutex
 	subs map[chan struct{}]struct{}
 }
 
@@ -28,11 +30,11 @@ func NewChanges() *Changes { return &Changes{subs: map[chan struct{}]struct{}{}}
 // Notify wakes every subscribed stream. It never blocks: a stream already woken stays woken
 // once, so a burst of changes costs each stream one re-read.
 func (c *Changes) Notify() {
-	if c == nil {
+	if c == nil || c.open.Load() == 0 {
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	for ch := range c.subs {
 		select {
 		case ch <- struct{}{}:
@@ -50,10 +52,12 @@ func (c *Changes) subscribe() (<-chan struct{}, func()) {
 	}
 	c.mu.Lock()
 	c.subs[ch] = struct{}{}
+	c.open.Store(int32(len(c.subs)))
 	c.mu.Unlock()
 	return ch, func() {
 		c.mu.Lock()
 		delete(c.subs, ch)
+		c.open.Store(int32(len(c.subs)))
 		c.mu.Unlock()
 	}
 }

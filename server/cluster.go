@@ -71,9 +71,9 @@ func (s *Server) lead(ctx context.Context, loops func(ctx context.Context)) {
 	term(ctx)
 }
 
-// reportNodes reports this node alive every NodeLease/5 until ctx is done.
+// reportNodes reports this node alive every NodeLease/5 until ctx is done (startLoops made
+// the first report).
 func (s *Server) reportNodes(ctx context.Context) {
-	s.reportNode(ctx)
 	clock.Every(ctx, s.cfg.Clock, gamelift.NodeLease/5, func(ctx context.Context) error {
 		return s.svc.ReportNode(ctx, s.node())
 	}, func(err error) { s.log.Warn("reporting this node failed", "err", err) })

@@ -40,6 +40,10 @@ func (s *Server) startLoops(svc *gamelift.Service) {
 			loop(ctx)
 		}()
 	}
+	// The node is in the cluster (placeable, an owner of instances) before it answers its
+	// first request: a node that served before its first report could see instances given
+	// only to the others.
+	s.reportNode(ctx)
 	run(func(ctx context.Context) { s.delivery.run(ctx, s.store) })
 	run(func(ctx context.Context) {
 		clock.Every(ctx, s.cfg.Clock, logPurgeInterval, func(ctx context.Context) error { s.logs.purge(ctx); return nil }, nil)
