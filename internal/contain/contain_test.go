@@ -39,11 +39,15 @@ func helper(root string) int {
 	if err := (Spec{UID: testUID, GID: testUID, Root: root}).Wrap(cmd); err != nil || cmd.Start() != nil {
 		return 1
 	}
-	for { // exit only once the program runs, after the init changed the user
+	// exit only once the program runs, after the init changed the user (a real process:
+	// polled, with a deadline)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
 		if _, err := os.Stat(filepath.Join(root, "local", "started")); err == nil {
 			break
 		}
-		time.Sleep(time.Millisecond)
+		if time.Now().After(deadline) {
+			return 1
+		}
 	}
 	os.Stdout.WriteString(strconv.Itoa(cmd.Process.Pid) + "\n")
 	return 0
