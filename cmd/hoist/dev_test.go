@@ -80,6 +80,18 @@ func TestDev(t *testing.T) {
 	if !strings.Contains(stderr.String(), "processes ACTIVE 2/2") {
 		t.Errorf("no progress line with the ACTIVE processes:\n%s", stderr.String())
 	}
+	stopDev(t, cancel, done)
+	if !strings.Contains(stderr.String(), "fleet "+m[4]+" deleted") {
+		t.Errorf("the fleet was not deleted:\n%s", stderr.String())
+	}
+	if len(pidsOfExe(bin)) > 0 {
+		t.Error("game server processes outlive hoist dev")
+	}
+}
+
+// stopDev cancels a running hoist dev (Ctrl-C) and waits for it to return nil.
+func stopDev(t *testing.T, cancel context.CancelFunc, done <-chan error) {
+	t.Helper()
 	cancel()
 	select {
 	case err := <-done:
@@ -88,12 +100,6 @@ func TestDev(t *testing.T) {
 		}
 	case <-time.After(40 * time.Second):
 		t.Fatal("hoist dev did not stop")
-	}
-	if !strings.Contains(stderr.String(), "fleet "+m[4]+" deleted") {
-		t.Errorf("the fleet was not deleted:\n%s", stderr.String())
-	}
-	if len(pidsOfExe(bin)) > 0 {
-		t.Error("game server processes outlive hoist dev")
 	}
 }
 
@@ -285,15 +291,7 @@ inboundPermissions:
 	}
 	c := adminClient{endpoint: m[1], region: "us-west-2", creds: aws.Credentials{AccessKeyID: m[2], SecretAccessKey: m[3]}}
 	checkYAMLFleet(t, c, m[4])
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("hoist dev returned %v", err)
-		}
-	case <-time.After(40 * time.Second):
-		t.Fatal("hoist dev did not stop")
-	}
+	stopDev(t, cancel, done)
 }
 
 // checkYAMLFleet checks the fleet TestDevYAMLFleet's hoist.yaml describes.
@@ -354,13 +352,5 @@ func TestDevGoSource(t *testing.T) {
 	m := waitOutput(t, &stdout, regexp.MustCompile(`endpoint: +(\S+)\n +access key ID: +(\S+)\n +secret access key: +(\S+)\n +fleet ID: +(\S+)`), 120*time.Second)
 	checkFleetActive(t, m[1], m[2], m[3], m[4])
 	waitOutput(t, &stdout, regexp.MustCompile(`(?m)^\[[0-9a-f-]{36}\] .*gameserver ready`), 20*time.Second)
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("hoist dev returned %v", err)
-		}
-	case <-time.After(40 * time.Second):
-		t.Fatal("hoist dev did not stop")
-	}
+	stopDev(t, cancel, done)
 }

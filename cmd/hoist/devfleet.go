@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/hoist-gg/hoist/internal/clock"
 )
 
 // devPoll is how often `hoist dev` polls the fleet's status and the watched binary.
@@ -146,16 +148,7 @@ func (d *devSession) waitActive(ctx context.Context, fleet string) error {
 }
 
 // sleepCtx waits d or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func sleepCtx(ctx context.Context, d time.Duration) error { return clock.Sleep(ctx, clock.Real{}, d) }
 
 // deleteFleet deletes fleet and waits until it is TERMINATED or gone.
 func (d *devSession) deleteFleet(ctx context.Context, fleet string) error {

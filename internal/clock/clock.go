@@ -184,3 +184,13 @@ func WithTimeout(parent context.Context, c Clock, d time.Duration) (context.Cont
 	}()
 	return ctx, cancel
 }
+
+// Sleep waits d on c, or returns ctx's error as soon as ctx ends.
+func Sleep(ctx context.Context, c Clock, d time.Duration) error {
+	select {
+	case <-c.After(d):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
