@@ -152,9 +152,15 @@ type casOnlyKey struct{}
 // CompareAndSetOnly marks ctx for an Update whose correctness rests only on Put's
 // compare-and-set and Insert's uniqueness: nothing it decides depends on a record being
 // absent, or on two of its reads showing one moment. A store may then run it with less
-// isolation than serializable (PostgreSQL: READ COMMITTED, which spares the hot paths the
-// serialization failures of unrelated neighbours). The embedded store runs every Update alone
-// and ignores the mark.
+// isolation than serializable and defer its writes (PostgreSQL: each read is one statement
+// seeing the latest committed state, and the writes are sent together when the function
+// returns, committed all or none; that spares the hot paths round trips and the serialization
+// failures of unrelated neighbours). The function still reads its own writes (Get and List
+// show them), but a write's own failure may come from Update instead of from the write: a
+// stale Put makes Update run the function again (ErrConflict), and a Put or Delete of a record
+// that is gone, or an Insert of a taken ID, fails the Update with ErrNotFound or ErrExists,
+// none of its writes applied. A deferred Insert sets the record's Seq only when the Update
+// commits. The embedded store runs every Update alone and ignores the mark.
 func CompareAndSetOnly(ctx context.Context) context.Context {
 	return context.WithValue(ctx, casOnlyKey{}, true)
 }

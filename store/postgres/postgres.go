@@ -37,7 +37,8 @@ const (
 
 // Store is the PostgreSQL store. It implements store.Store.
 type Store struct {
-	pool *pgxpool.Pool
+	pool  *pgxpool.Pool
+	cache readCache // records read or written by CompareAndSetOnly Updates (readcache.go)
 }
 
 var _ store.Store = (*Store)(nil)
@@ -128,7 +129,7 @@ func (s *Store) View(ctx context.Context, fn func(store.Tx) error) error {
 		return err
 	}
 	defer ptx.Rollback(context.WithoutCancel(ctx))
-	tx := &tx{ctx: ctx, tx: ptx, readOnly: true}
+	tx := &tx{ctx: ctx, tx: ptx, readOnly: true, cache: &s.cache}
 	err = fn(tx)
 	tx.done = true
 	if err != nil {
@@ -146,8 +147,12 @@ func (s *Store) Update(ctx context.Context, fn func(store.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	once := s.updateOnce
+	if store.IsCompareAndSetOnly(ctx) {
+		once = s.updateDeferred // its reads need no transaction, its writes go in one batch
+	}
 	for attempt := 1; ; attempt++ {
-		err := s.updateOnce(ctx, fn)
+		err := once(ctx, fn)
 		if err == nil || !errors.Is(err, store.ErrConflict) {
 			return err
 		}
@@ -162,16 +167,12 @@ func (s *Store) Update(ctx context.Context, fn func(store.Tx) error) error {
 
 // updateOnce runs one attempt of Update.
 func (s *Store) updateOnce(ctx context.Context, fn func(store.Tx) error) error {
-	iso := pgx.Serializable
-	if store.IsCompareAndSetOnly(ctx) {
-		iso = pgx.ReadCommitted // store.CompareAndSetOnly: Put's version check and the primary key decide
-	}
-	ptx, err := s.begin(ctx, pgx.TxOptions{IsoLevel: iso})
+	ptx, err := s.begin(ctx, pgx.TxOptions{IsoLevel: pgx.Serializable})
 	if err != nil {
 		return err
 	}
 	defer ptx.Rollback(context.WithoutCancel(ctx))
-	tx := &tx{ctx: ctx, tx: ptx}
+	tx := &tx{ctx: ctx, tx: ptx, cache: &s.cache}
 	err = fn(tx)
 	tx.done = true
 	if err != nil {

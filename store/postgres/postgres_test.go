@@ -73,3 +73,80 @@ func openBench(b *testing.B) store.Store {
 	b.Cleanup(func() { s.Close() })
 	return s
 }
+
+// TestCompareAndSetOnlyStaleCache: a CompareAndSetOnly Update of one process reads records
+// from its cache (filled by Prefetch and by earlier Updates), which another process's writes
+// make stale; the stale read must neither
+// commit (its batch's check fails and the function runs again on fresh reads) nor refuse (a
+// function that fails on a cached read runs again on fresh reads).
+func TestCompareAndSetOnlyStaleCache(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	a, err := open(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	b, err := open(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	ctx := context.Background()
+	cas := store.CompareAndSetOnly(ctx)
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(a.Update(ctx, func(tx store.Tx) error {
+		return errors.Join(tx.Insert(&store.Record{Kind: "x", ID: "src", Data: []byte("old")}),
+			tx.Insert(&store.Record{Kind: "x", ID: "dst"}))
+	}))
+	calls := 0
+	copySrc := func(tx store.Tx) error { // dst := src, or refuse
+		calls++
+		src, err := tx.Get("x", "src")
+		if err != nil {
+			return err
+		}
+		if string(src.Data) == "refuse" {
+			return errRefused
+		}
+		dst, err := tx.Get("x", "dst")
+		if err != nil {
+			return err
+		}
+		dst.Data = src.Data
+		return tx.Put(dst)
+	}
+	setSrc := func(data string) {
+		must(b.Update(ctx, func(tx store.Tx) error {
+			r, err := tx.Get("x", "src")
+			if err != nil {
+				return err
+			}
+			r.Data = []byte(data)
+			return tx.Put(r)
+		}))
+	}
+	must(a.(*postgres.Store).Prefetch(ctx, "x", []string{"src", "dst", "missing"})) // a caches src
+	setSrc("new")
+	calls = 0
+	must(a.Update(cas, copySrc))
+	if got, _ := b.Get(ctx, "x", "dst"); string(got.Data) != "new" || calls != 2 {
+		t.Errorf("after a stale cached read: dst = %q after %d runs, want \"new\" after 2 (one on the cache, one fresh)", got.Data, calls)
+	}
+	setSrc("refuse")
+	if err := a.Update(cas, copySrc); !errors.Is(err, errRefused) {
+		t.Fatalf("Update refusing: %v", err)
+	}
+	setSrc("fine")
+	calls = 0
+	must(a.Update(cas, copySrc))
+	if got, _ := b.Get(ctx, "x", "dst"); string(got.Data) != "fine" || calls != 2 {
+		t.Errorf("after a refusal on a stale cached read: dst = %q after %d runs, want \"fine\" after 2", got.Data, calls)
+	}
+}
+
+var errRefused = errors.New("refused")

@@ -33,6 +33,28 @@ var migrations = []string{
 		data bytea   NOT NULL,
 		PRIMARY KEY (key, gen, part)
 	);`,
+	// hoist_write_missed explains a deferred Put or Delete (deferred.go) that matched no row:
+	// the record is there at another version (serialization_failure, so the Update runs its
+	// function again) or it is gone (no_data_found). hoist_read_stale fails a deferred Update
+	// one of whose reads is out of date (serialization_failure). Raising rolls back the batch
+	// it is in.
+	`CREATE FUNCTION hoist_write_missed(k text, i text, expected bigint) RETURNS bigint
+	LANGUAGE plpgsql VOLATILE AS $$
+	DECLARE found_version bigint;
+	BEGIN
+		SELECT version INTO found_version FROM hoist_records WHERE kind = k AND id = i;
+		IF found_version IS NULL THEN
+			RAISE EXCEPTION 'store: record not found: % "%"', k, i USING ERRCODE = 'P0002';
+		END IF;
+		RAISE EXCEPTION 'store: version conflict: % "%" is at version %, not %', k, i, found_version, expected
+			USING ERRCODE = '40001';
+	END $$;
+	CREATE FUNCTION hoist_read_stale(k text, i text, expected bigint) RETURNS bigint
+	LANGUAGE plpgsql VOLATILE AS $$
+	BEGIN
+		RAISE EXCEPTION 'store: version conflict: % "%" changed since it was read at version %', k, i, expected
+			USING ERRCODE = '40001';
+	END $$;`,
 }
 
 // migrate brings the schema up to date in one transaction under the advisory lock.

@@ -44,6 +44,7 @@ const (
 type tx struct {
 	ctx       context.Context
 	tx        pgx.Tx
+	cache     *readCache // forgets what this transaction changes (readcache.go)
 	readOnly  bool
 	done      bool
 	retryable bool // a statement failed with a serialization failure or deadlock
@@ -115,6 +116,7 @@ func (t *tx) Put(r *store.Record) error {
 		return t.fail(err)
 	}
 	r.Version, r.Seq = r.Version+1, seq
+	t.cache.drop([]recordKey{{r.Kind, r.ID}})
 	return t.announce(r)
 }
 
@@ -143,6 +145,7 @@ func (t *tx) Delete(kind, id string) error {
 	if tag.RowsAffected() == 0 {
 		return notFound(kind, id)
 	}
+	t.cache.drop([]recordKey{{kind, id}})
 	return nil
 }
 
@@ -155,14 +158,19 @@ func (t *tx) List(kind string, opt store.ListOptions) ([]*store.Record, error) {
 	if err != nil {
 		return nil, t.fail(err)
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*store.Record, error) {
-		r := &store.Record{Kind: kind}
-		return r, row.Scan(&r.ID, &r.Parent, &r.Version, &r.Seq, &r.Data)
-	})
+	out, err := collectRecords(rows, kind)
 	if err != nil {
 		return nil, t.fail(err)
 	}
 	return out, nil
+}
+
+// collectRecords reads the rows of sqlList or sqlListParent.
+func collectRecords(rows pgx.Rows, kind string) ([]*store.Record, error) {
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (*store.Record, error) {
+		r := &store.Record{Kind: kind}
+		return r, row.Scan(&r.ID, &r.Parent, &r.Version, &r.Seq, &r.Data)
+	})
 }
 
 // listQuery picks the statement for opt, without or with a parent, and its arguments:
@@ -196,6 +204,8 @@ func classify(err error) error {
 		return fmt.Errorf("%w: %w", store.ErrConflict, err)
 	case pgErr.Code == uniqueViolation:
 		return fmt.Errorf("%w: %w", store.ErrExists, err)
+	case pgErr.Code == noDataFound: // hoist_write_missed: a deferred write's record is gone
+		return fmt.Errorf("%w: %w", store.ErrNotFound, err)
 	case strings.HasPrefix(pgErr.Code, "08"), pgErr.Code == "57P01", pgErr.Code == "57P02",
 		pgErr.Code == "57P03", pgErr.Code == "53300":
 		// connection exceptions; admin or crash shutdown; starting up; too many connections

@@ -28,14 +28,20 @@ func (t *tx) announce(r *store.Record) error {
 	if !store.Announced(r.Kind) {
 		return nil
 	}
+	if _, err := t.tx.Exec(t.ctx, sqlNotify, payloadOf(r)); err != nil {
+		return t.fail(err)
+	}
+	return nil
+}
+
+// payloadOf is the announcement of r's write: "<kind> <parent>", or "<kind> " when that is too
+// long.
+func payloadOf(r *store.Record) string {
 	payload := r.Kind + " " + r.Parent
 	if len(payload) > maxPayload {
 		payload = r.Kind + " "
 	}
-	if _, err := t.tx.Exec(t.ctx, sqlNotify, payload); err != nil {
-		return t.fail(err)
-	}
-	return nil
+	return payload
 }
 
 // Watch listens on one dedicated connection and calls fn for every announcement from any

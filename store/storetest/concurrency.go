@@ -183,3 +183,51 @@ func testReopen(t *testing.T, open Opener) {
 		t.Errorf("Seq after reopen %d, want > %d (the deleted record's)", n.Seq, rs[3].Seq)
 	}
 }
+
+// casOnlyStore marks every Update's context store.CompareAndSetOnly.
+type casOnlyStore struct{ store.Store }
+
+func (s casOnlyStore) Update(c context.Context, fn func(store.Tx) error) error {
+	return s.Store.Update(store.CompareAndSetOnly(c), fn)
+}
+
+// casOnly runs a test of Update's semantics with every Update marked CompareAndSetOnly: a
+// store that defers such an Update's writes must keep them.
+func casOnly(test func(*testing.T, store.Store)) func(*testing.T, store.Store) {
+	return func(t *testing.T, s store.Store) { test(t, casOnlyStore{s}) }
+}
+
+// testCASAllOrNone: a CompareAndSetOnly Update whose write fails (an Insert of a taken ID, a
+// Put or Delete of a record that is gone, a Put that stays stale) fails with that write's
+// error, whether the store reports it at the write or at commit, and applies none of its
+// writes.
+func testCASAllOrNone(t *testing.T, s store.Store) {
+	insert(t, s, rec("alias", "taken", ""), rec("alias", "stale", ""))
+	stale := get(t, s, "alias", "stale")
+	update(t, s, func(tx store.Tx) error { return tx.Put(get(t, s, "alias", "stale")) })
+	cas := store.CompareAndSetOnly(ctx())
+	failing := []struct {
+		name  string
+		write func(tx store.Tx) error
+		want  error
+	}{
+		{"Insert of a taken ID", func(tx store.Tx) error { return tx.Insert(rec("alias", "taken", "")) }, store.ErrExists},
+		{"Put of a record gone", func(tx store.Tx) error { return tx.Put(&store.Record{Kind: "alias", ID: "no", Version: 1}) }, store.ErrNotFound},
+		{"Delete of a record gone", func(tx store.Tx) error { return tx.Delete("alias", "no") }, store.ErrNotFound},
+		{"stale Put", func(tx store.Tx) error { r := *stale; return tx.Put(&r) }, store.ErrConflict},
+	}
+	for _, f := range failing {
+		err := s.Update(cas, func(tx store.Tx) error {
+			must(t, "Insert", tx.Insert(rec("alias", "first", "")))
+			taken := mustGet(t, tx, "alias", "taken")
+			taken.Data = []byte("changed")
+			must(t, "Put", tx.Put(taken))
+			return f.write(tx)
+		})
+		wantErr(t, f.name, err, f.want)
+		wantIDs(t, "records after "+f.name, list(t, s, "alias", store.ListOptions{}), "taken", "stale")
+		if got := get(t, s, "alias", "taken"); string(got.Data) == "changed" {
+			t.Errorf("%s: the Update's Put was applied", f.name)
+		}
+	}
+}
