@@ -9,9 +9,11 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hoist-gg/hoist/api"
 	"github.com/hoist-gg/hoist/store"
+	"golang.org/x/sync/singleflight"
 )
 
 // FleetIQ placement: which instance a group claim looks at first.
@@ -43,7 +45,8 @@ type rankedInstance struct {
 // groupPlacement is a node's placement snapshot of one group. instances and index never
 // change once loaded; exhausted is guarded by mu.
 type groupPlacement struct {
-	loaded    int64 // Unix ms
+	loaded    int64       // Unix ms
+	stale     atomic.Bool // reload before the next use, keeping the hints
 	instances []rankedInstance
 	index     map[string]int // instance ID -> position in instances
 	mu        sync.Mutex
@@ -61,6 +64,12 @@ type placementCache struct {
 	statuses map[string]groupStat // group name -> status of the record last decoded
 	// instances is instance key -> the document last decoded (instanceInfoOf).
 	instances map[string]instanceInfo
+	// free is an instance's slot parent (its free list) -> the node's pool of it, and
+	// nodeShare the node's share of every free list (fleetiq_freepool.go).
+	free      map[string]*freePool
+	loads     singleflight.Group // slot parent -> the claim reading it into a pool
+	rankLoads singleflight.Group // group -> the claim reading its snapshot
+	nodeShare share
 }
 
 // groupStat is a group's status as of one version of its record.
@@ -94,10 +103,23 @@ func (s *Service) placements() *placementCache {
 	return c.(*placementCache)
 }
 
-// invalidate drops a group's snapshot, after this node changed its instances or servers.
+// invalidate drops a group's snapshot and free pools, after this node changed its instances
+// or servers.
 func (c *placementCache) invalidate(group string) {
 	c.mu.Lock()
 	delete(c.groups, group)
+	c.mu.Unlock()
+	c.dropFree(group)
+}
+
+// refresh makes the next claim reload a group's snapshot, as invalidate does, but keeps its
+// exhausted hints: a lost race says the ranking may be stale, not that an instance whose
+// game servers are all claimed has any free again.
+func (c *placementCache) refresh(group string) {
+	c.mu.Lock()
+	if gp := c.groups[group]; gp != nil {
+		gp.stale.Store(true)
+	}
 	c.mu.Unlock()
 }
 
@@ -119,21 +141,39 @@ func (s *Service) groupStatus(ctx context.Context, nameOrARN *string, code api.E
 	if err != nil {
 		return "", "", err
 	}
-	c := s.placements()
+	status, err = s.placements().groupStatusOf(name, rec)
+	return name, status, err
+}
+
+// groupStatusIn reads a group's status inside tx, decoding its document only when its record
+// changed since this node last decoded it (every claim checks it).
+func (s *Service) groupStatusIn(tx store.Tx, name string) (string, error) {
+	rec, err := tx.Get(kindGameServerGroup, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", groupNotFound(api.NotFoundException, name)()
+	}
+	if err != nil {
+		return "", err
+	}
+	return s.placements().groupStatusOf(name, rec)
+}
+
+// groupStatusOf is the status in a group's record, decoded once per Seq and Version.
+func (c *placementCache) groupStatusOf(name string, rec *store.Record) (string, error) {
 	c.mu.Lock()
 	st, ok := c.statuses[name]
 	c.mu.Unlock()
 	if ok && st.seq == rec.Seq && st.version == rec.Version {
-		return name, st.status, nil
+		return st.status, nil
 	}
 	var doc groupDoc
 	if err := jsonInto(rec.Data, &doc); err != nil {
-		return "", "", err
+		return "", err
 	}
 	c.mu.Lock()
 	c.statuses[name] = groupStat{seq: rec.Seq, version: rec.Version, status: doc.Status}
 	c.mu.Unlock()
-	return name, doc.Status, nil
+	return doc.Status, nil
 }
 
 // instanceStatus reads the status of a game server's instance inside tx, like getDoc with
@@ -229,7 +269,7 @@ func (c *placementCache) cached(group string, now int64, fresh bool) *groupPlace
 	c.mu.Lock()
 	gp := c.groups[group]
 	c.mu.Unlock()
-	if gp != nil && !fresh && now-gp.loaded < rankingTTL && now >= gp.loaded {
+	if gp != nil && !fresh && !gp.stale.Load() && now-gp.loaded < rankingTTL && now >= gp.loaded {
 		return gp
 	}
 	return nil

@@ -60,19 +60,16 @@ func claimFilter(f *api.ClaimFilterOption) (func(string) bool, error) {
 
 // ClaimGameServer reserves a game server for ClaimDuration: the one named by GameServerId, or
 // the one FleetIQ placement picks (fleetiq_placement.go). It answers OutOfCapacityException
-// when the group has nothing to claim.
+// when the group has nothing to claim. The group's status is checked in the claim's
+// transaction (commitClaim).
 func (s *Service) ClaimGameServer(ctx context.Context, in *api.ClaimGameServerInput) (*api.ClaimGameServerOutput, error) {
 	allowed, err := claimFilter(in.FilterOption)
 	if err != nil {
 		return nil, err
 	}
-	group, status, err := s.groupStatus(ctx, in.GameServerGroupName, api.NotFoundException)
+	group, err := s.groupName(in.GameServerGroupName)
 	if err != nil {
 		return nil, err
-	}
-	if status != groupActive {
-		return nil, api.Errorf(api.InvalidRequestException,
-			"Game server group %s is in status %s; game servers can be claimed only while it is ACTIVE.", group, status)
 	}
 	var d *serverDoc
 	if in.GameServerId != nil {
@@ -84,6 +81,28 @@ func (s *Service) ClaimGameServer(ctx context.Context, in *api.ClaimGameServerIn
 		return nil, err
 	}
 	return &api.ClaimGameServerOutput{GameServer: s.apiServer(d, d.Claimed)}, nil
+}
+
+// groupClaimable refuses a claim in a group that is not ACTIVE.
+func groupClaimable(group, status string) error {
+	if status != groupActive {
+		return api.Errorf(api.InvalidRequestException,
+			"Game server group %s is in status %s; game servers can be claimed only while it is ACTIVE.", group, status)
+	}
+	return nil
+}
+
+// noCandidate is the answer of a group claim that found nothing to claim: the group's own
+// state when it is missing or not ACTIVE, OutOfCapacityException otherwise.
+func (s *Service) noCandidate(ctx context.Context, group string) error {
+	_, status, err := s.groupStatus(ctx, &group, api.NotFoundException)
+	if err == nil {
+		err = groupClaimable(group, status)
+	}
+	if err == nil {
+		err = api.Errorf(api.OutOfCapacityException, "Game server group %s has no game server available to claim.", group)
+	}
+	return err
 }
 
 // claimSpecific claims one named game server, or says why it cannot be claimed.
@@ -110,8 +129,7 @@ func (s *Service) claimPlaced(ctx context.Context, group string, allowed func(st
 		}
 		if id == "" {
 			if fresh {
-				return nil, api.Errorf(api.OutOfCapacityException,
-					"Game server group %s has no game server available to claim.", group)
+				return nil, s.noCandidate(ctx, group)
 			}
 			fresh = true
 			continue
@@ -126,7 +144,7 @@ func (s *Service) claimPlaced(ctx context.Context, group string, allowed func(st
 		// Repeated conflicts may mean a stale ranking (another node drained an instance this
 		// node still ranks as ACTIVE): decide from a reloaded one.
 		if conflicts++; conflicts%2 == 0 {
-			s.placements().invalidate(group)
+			s.placements().refresh(group)
 		}
 	}
 	return nil, api.Errorf(api.InternalServiceException,
@@ -151,16 +169,9 @@ func (s *Service) claimReserved(ctx context.Context, group, id string, allowed f
 // that has a candidate. Each read is current but they are not one snapshot: the pick only
 // nominates, and the claim's transaction decides.
 func (s *Service) pickCandidate(ctx context.Context, group string, allowed func(string) bool, now int64, fresh bool) (string, error) {
-	gp := s.placements().cached(group, now, fresh)
-	if gp == nil {
-		err := s.view(ctx, func(tx store.Tx) error {
-			var err error
-			gp, err = s.snapshot(tx, group, now, fresh)
-			return err
-		})
-		if err != nil {
-			return "", err
-		}
+	gp, err := s.loadSnapshot(ctx, group, now, fresh)
+	if err != nil {
+		return "", err
 	}
 	for i := gp.next(0, allowed, now, fresh); i >= 0; i = gp.next(i+1, allowed, now, fresh) {
 		if id, err := s.pickOnInstance(ctx, gp, i, now, fresh); id != "" || err != nil {
@@ -170,27 +181,79 @@ func (s *Service) pickCandidate(ctx context.Context, group string, allowed func(
 	return "", nil
 }
 
-// pickOnInstance reserves, at random, one of the first free slots of instance gp.instances[i],
-// or else one of the first lapsed claims, skipping game servers this node is claiming
-// already. When there is neither it notes until when the instance is exhausted. Outside a
-// fresh decision, an instance whose only candidates are being claimed here is passed over
-// (those claims may yet fail, so it is not marked); a fresh decision takes one of them.
+// pickOnInstance reserves a game server of instance gp.instances[i] to try to claim, or
+// returns "" to pass the instance over. Outside a fresh decision it takes one from the node's
+// pool of the instance (fleetiq_freepool.go), filling the pool when it has none. A fresh
+// decision reads the free list and takes, at random, one of its first game servers that this
+// node is not claiming already, or else one it is. An instance with no free game server
+// offers its lapsed claims instead; with none of those either it is marked exhausted until
+// its oldest claim lapses.
 func (s *Service) pickOnInstance(ctx context.Context, gp *groupPlacement, i int, now int64, fresh bool) (string, error) {
 	c, inst := s.placements(), &gp.instances[i]
-	limit := claimCandidates + c.inflightCount()
-	cands, err := s.slotIDs(ctx, inst.free, limit)
-	if err == nil && len(cands) == 0 {
-		cands, err = s.lapsedClaims(ctx, gp, i, now, limit)
+	if fresh {
+		return s.pickFresh(ctx, gp, i, now)
 	}
-	if err != nil || len(cands) == 0 {
+	if id, ok := c.takeFree(inst.free, now); ok {
+		return id, nil
+	}
+	if err := s.loadPool(ctx, gp, i, now); err != nil {
 		return "", err
 	}
-	id, busy := c.reserve(cands)
+	id, _ := c.takeFree(inst.free, now)
+	return id, nil
+}
+
+// pickFresh is pickOnInstance for a fresh decision.
+func (s *Service) pickFresh(ctx context.Context, gp *groupPlacement, i int, now int64) (string, error) {
+	c := s.placements()
+	limit := claimCandidates + c.inflightCount()
+	ids, err := s.slotIDs(ctx, gp.instances[i].free, limit)
+	if err == nil && len(ids) == 0 {
+		ids, err = s.lapsedClaims(ctx, gp, i, now, limit)
+	}
+	return c.reserveAny(ids, true), err
+}
+
+// reserveAny reserves, at random, one of the first claimCandidates of ids that this node is
+// not claiming already; in a fresh decision, when it is claiming all of them, one of those.
+func (c *placementCache) reserveAny(ids []string, fresh bool) string {
+	if len(ids) == 0 {
+		return ""
+	}
+	id, busy := c.reserve(ids)
 	if id == "" && busy && fresh {
-		id = cands[rand.IntN(min(len(cands), claimCandidates))]
+		id = ids[rand.IntN(min(len(ids), claimCandidates))]
 		c.reserve([]string{id}) // balances the release; may be a no-op
 	}
-	return id, nil
+	return id
+}
+
+// loadSnapshot returns the group's placement snapshot (snapshot), reading it when there is
+// none younger than rankingTTL. Claims that find it missing at once wait for one of them to
+// read it, except in a fresh decision.
+func (s *Service) loadSnapshot(ctx context.Context, group string, now int64, fresh bool) (*groupPlacement, error) {
+	c := s.placements()
+	if gp := c.cached(group, now, fresh); gp != nil {
+		return gp, nil
+	}
+	read := func() (any, error) {
+		var gp *groupPlacement
+		err := s.view(ctx, func(tx store.Tx) error {
+			var err error
+			gp, err = s.snapshot(tx, group, now, fresh)
+			return err
+		})
+		return gp, err
+	}
+	if fresh {
+		gp, err := read()
+		return gp.(*groupPlacement), err
+	}
+	gp, err, _ := c.rankLoads.Do(group, read)
+	if err != nil {
+		return nil, err
+	}
+	return gp.(*groupPlacement), nil
 }
 
 // slotIDs returns the IDs of the first limit slots under parent. With a store that reports
@@ -252,11 +315,19 @@ func slotClaimTime(r *store.Record) int64 {
 }
 
 // commitClaim claims game server id at now inside tx, after checking that it is claimable:
-// not UTILIZED, not CLAIMED at now, on an instance whose status the filter allows. It runs as
+// in an ACTIVE group, not UTILIZED, not CLAIMED at now, on an instance whose status the
+// filter allows. It runs as
 // store.CompareAndSetOnly: the game server's compare-and-set decides between two claimers,
 // and the slot's primary key keeps one slot per game server. (An instance drained at the same
 // moment may still get this one claim, as if it came a moment earlier.)
 func (s *Service) commitClaim(tx store.Tx, group, id string, allowed func(string) bool, data *string, now int64) (*serverDoc, error) {
+	status, err := s.groupStatusIn(tx, group)
+	if err == nil {
+		err = groupClaimable(group, status)
+	}
+	if err != nil {
+		return nil, err
+	}
 	rec, d, err := getServer(tx, group, id)
 	if err != nil {
 		return nil, err
@@ -267,7 +338,7 @@ func (s *Service) commitClaim(tx store.Tx, group, id string, allowed func(string
 	case d.claimedAt(now):
 		return nil, api.Errorf(api.ConflictException, "Game server %s is already CLAIMED.", id)
 	}
-	status, err := s.instanceStatus(tx, group, d.Instance, serverNotFound(group, id))
+	status, err = s.instanceStatus(tx, group, d.Instance, serverNotFound(group, id))
 	if err != nil {
 		return nil, err
 	}

@@ -188,6 +188,7 @@ func TestDomainImports(t *testing.T) {
 		"github.com/hoist-gg/hoist/store":                 true,
 		"github.com/hoist-gg/hoist/internal/clock":        true,
 		"github.com/google/uuid":                          true,
+		"golang.org/x/sync/singleflight":                  true,
 	}
 	for p, std := range goListDeps(t, "../api") {
 		if !std {
