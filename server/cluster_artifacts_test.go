@@ -211,19 +211,7 @@ func TestLogURLsWorkThroughAnyNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-proc.started
-	var zipped bytes.Buffer
-	zw := zip.NewWriter(&zipped)
-	w, _ := zw.Create("gameserver.log")
-	w.Write([]byte("the game was won\n"))
-	zw.Close()
-	req, _ := http.NewRequest(http.MethodPut, a.URL()+server.LogsPath+"?FleetId="+fleet+"&ComputeName=logs-host&GameSessionId="+
-		aws.ToString(gs.GameSession.GameSessionId), bytes.NewReader(zipped.Bytes()))
-	req.Header.Set("Authorization", token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil || resp.StatusCode != http.StatusNoContent {
-		t.Fatalf("log upload to node a: %v %v", err, resp)
-	}
-	resp.Body.Close()
+	uploadLog(t, a, fleet, "logs-host", token, aws.ToString(gs.GameSession.GameSessionId), "the game was won\n")
 	u, err := gb.GetGameSessionLogUrl(ctx, &gamelift.GetGameSessionLogUrlInput{GameSessionId: gs.GameSession.GameSessionId})
 	if err != nil {
 		t.Fatal(err)
@@ -235,4 +223,23 @@ func TestLogURLsWorkThroughAnyNode(t *testing.T) {
 			t.Errorf("GET %s: %d", via, status)
 		}
 	}
+}
+
+// uploadLog uploads, as the agent does, a log zip holding gameserver.log with content for the
+// game session.
+func uploadLog(t *testing.T, srv *server.Server, fleet, compute, token, session, content string) {
+	t.Helper()
+	var zipped bytes.Buffer
+	zw := zip.NewWriter(&zipped)
+	w, _ := zw.Create("gameserver.log")
+	w.Write([]byte(content))
+	zw.Close()
+	req, _ := http.NewRequest(http.MethodPut, srv.URL()+server.LogsPath+"?FleetId="+fleet+"&ComputeName="+compute+
+		"&GameSessionId="+session, bytes.NewReader(zipped.Bytes()))
+	req.Header.Set("Authorization", token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("log upload: %v %v", err, resp)
+	}
+	resp.Body.Close()
 }
