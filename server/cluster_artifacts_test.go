@@ -202,17 +202,8 @@ func TestLogURLsWorkThroughAnyNode(t *testing.T) {
 	b := startServer(t, server.Config{Store: dsn})
 	ctx := context.Background()
 	ga, gb := client(a.URL(), testKeyID, testSecret), client(b.URL(), testKeyID, testSecret)
-	fleet := createAnywhereFleet(t, ga, "custom-logs-cluster")
-	_, token := computeToken(t, ga, fleet, "custom-logs-cluster", "logs-host")
-	proc := startSDKProcesses(t, a, fleet, "logs-host", token, 1, true)[0]
-	gs, err := ga.CreateGameSession(ctx, &gamelift.CreateGameSessionInput{FleetId: aws.String(fleet),
-		Location: aws.String("custom-logs-cluster"), MaximumPlayerSessionCount: aws.Int32(2)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	<-proc.started
-	uploadLog(t, a, fleet, "logs-host", token, aws.ToString(gs.GameSession.GameSessionId), "the game was won\n")
-	u, err := gb.GetGameSessionLogUrl(ctx, &gamelift.GetGameSessionLogUrlInput{GameSessionId: gs.GameSession.GameSessionId})
+	session := sessionWithLog(t, a, ga, "custom-logs-cluster", "the game was won\n")
+	u, err := gb.GetGameSessionLogUrl(ctx, &gamelift.GetGameSessionLogUrlInput{GameSessionId: aws.String(session)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,6 +214,25 @@ func TestLogURLsWorkThroughAnyNode(t *testing.T) {
 			t.Errorf("GET %s: %d", via, status)
 		}
 	}
+}
+
+// sessionWithLog makes an Anywhere fleet in location with one server process connected to srv,
+// a game session on it, and a log of the session holding gameserver.log with content, uploaded
+// as the agent does. It returns the game session's ID.
+func sessionWithLog(t *testing.T, srv *server.Server, gl *gamelift.Client, location, content string) string {
+	t.Helper()
+	fleet := createAnywhereFleet(t, gl, location)
+	_, token := computeToken(t, gl, fleet, location, "logs-host")
+	proc := startSDKProcesses(t, srv, fleet, "logs-host", token, 1, true)[0]
+	gs, err := gl.CreateGameSession(context.Background(), &gamelift.CreateGameSessionInput{FleetId: aws.String(fleet),
+		Location: aws.String(location), MaximumPlayerSessionCount: aws.Int32(2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-proc.started
+	session := aws.ToString(gs.GameSession.GameSessionId)
+	uploadLog(t, srv, fleet, "logs-host", token, session, content)
+	return session
 }
 
 // uploadLog uploads, as the agent does, a log zip holding gameserver.log with content for the

@@ -28,13 +28,7 @@ func TestAgentAndProcessesSurviveTheirNodesDeath(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs three server processes, an agent and game servers")
 	}
-	dsn, bin := pgtest.DSN(t), buildHoist(t)
-	game := goBuild(t, "../examples/gameserver", "gameserver")
-	t.Cleanup(func() {
-		for _, pid := range pidsOf(game) {
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
-	})
+	dsn, bin, game := clusterWithGame(t)
 	var nodes []*clusterNode
 	for range 3 {
 		nodes = append(nodes, startClusterNode(t, bin, dsn))
@@ -105,6 +99,20 @@ func TestAgentAndProcessesSurviveTheirNodesDeath(t *testing.T) {
 	}
 }
 
+// clusterWithGame returns a PostgreSQL store, the hoist binary and the example game server,
+// built for the test; the game's processes are killed when the test ends.
+func clusterWithGame(t *testing.T) (dsn, bin, game string) {
+	t.Helper()
+	dsn, bin = pgtest.DSN(t), buildHoist(t)
+	game = goBuild(t, "../examples/gameserver", "gameserver")
+	t.Cleanup(func() {
+		for _, pid := range pidsOf(game) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	return dsn, bin, game
+}
+
 // startActiveSession creates a game session through gl and waits until a process activates
 // it.
 func startActiveSession(t *testing.T, gl *gamelift.Client, fleet, name string) *types.GameSession {
@@ -158,13 +166,7 @@ func TestAgentFollowsADNSNameToALiveNode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs two server processes, an agent and a game server")
 	}
-	dsn, bin := pgtest.DSN(t), buildHoist(t)
-	game := goBuild(t, "../examples/gameserver", "gameserver")
-	t.Cleanup(func() {
-		for _, pid := range pidsOf(game) {
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
-	})
+	dsn, bin, game := clusterWithGame(t)
 	port := freePortOn(t, "127.0.0.2", "127.0.0.3")
 	nodes := map[string]*clusterNode{}
 	for _, ip := range []string{"127.0.0.2", "127.0.0.3"} {

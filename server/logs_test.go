@@ -163,22 +163,12 @@ func TestOldLogFilesMoveIntoTheStore(t *testing.T) {
 	srv := startServer(t, server.Config{DataDir: data})
 	ctx := context.Background()
 	gl := client(srv.URL(), testKeyID, testSecret)
-	fleet := createAnywhereFleet(t, gl, "custom-old-logs")
-	_, token := computeToken(t, gl, fleet, "custom-old-logs", "old-logs-host")
-	proc := startSDKProcesses(t, srv, fleet, "old-logs-host", token, 1, true)[0]
-	gs, err := gl.CreateGameSession(ctx, &gamelift.CreateGameSessionInput{FleetId: aws.String(fleet),
-		Location: aws.String("custom-old-logs"), MaximumPlayerSessionCount: aws.Int32(2)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	<-proc.started
-	id := aws.ToString(gs.GameSession.GameSessionId)
-	uploadLog(t, srv, fleet, "old-logs-host", token, id, "an old log\n")
+	id := sessionWithLog(t, srv, gl, "custom-old-logs", "an old log\n")
 	stop(t, srv)
 
 	// Put the log back where it used to be: the embedded store keeps blobs as files named
 	// after their path-escaped keys.
-	blobs, _ := filepath.Glob(filepath.Join(data, "blobs", "log%2F"+fleet+"%2F*.zip"))
+	blobs, _ := filepath.Glob(filepath.Join(data, "blobs", "log%2F*"))
 	if len(blobs) != 1 {
 		t.Fatalf("log blobs: %q", blobs)
 	}
