@@ -21,6 +21,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"log/slog"
 	"net"
 	"net/http"
@@ -165,9 +166,14 @@ func target(r *http.Request) (bucket, key string) {
 	return bucket, key
 }
 
-// logInternal logs an error that is not one of S3's.
+// logInternal logs an error that is not one of S3's: a warning while the store is
+// unavailable, else an error.
 func (h *Handler) logInternal(q *request, op *operation, err error) {
 	if _, ok := err.(*Error); ok {
+		return
+	}
+	if errors.Is(err, store.ErrUnavailable) {
+		h.log.Warn("s3: store unavailable; answered ServiceUnavailable", "operation", op.name, "request", q.id, "err", err)
 		return
 	}
 	h.log.Error("s3: internal error", "operation", op.name, "request", q.id, "build", q.grant.BuildID, "err", err)
