@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/hoist-gg/hoist/api"
@@ -30,7 +31,18 @@ const processRetention = time.Hour
 // Every transition re-reads the record and is written with compare-and-set, and its fleet
 // event is written in the same transaction, so Step running on several server nodes at once
 // makes each transition (and pushes each TerminateProcess) once.
-type ProcessMonitor struct{ s *Service }
+//
+// A process is not ended for health reports Hoist could not record. While the store is
+// unavailable the reports fail, so the monitor counts a process's silence at the earliest
+// from when its node last found the store unavailable (Service.unavailableAt), or from when
+// it started running (on the node that leads: after an outage of PostgreSQL that is when
+// some node leads again). A healthy process reports again within one health period; one
+// that does not is ended a whole health timeout after the store came back.
+type ProcessMonitor struct {
+	s *Service
+	// started (Unix milliseconds) is when Run last started.
+	started atomic.Int64
+}
 
 // ProcessMonitor returns the monitor of s's server processes.
 func (s *Service) ProcessMonitor() *ProcessMonitor { return &ProcessMonitor{s: s} }
@@ -38,6 +50,7 @@ func (s *Service) ProcessMonitor() *ProcessMonitor { return &ProcessMonitor{s: s
 // Run calls Step every interval of the Service's clock until ctx is done, passing Step's
 // errors to onError (which may be nil).
 func (m *ProcessMonitor) Run(ctx context.Context, interval time.Duration, onError func(error)) {
+	m.started.Store(m.s.nowMillis())
 	clock.Every(ctx, m.s.clock, interval, m.Step, onError)
 }
 
@@ -67,7 +80,7 @@ func (m *ProcessMonitor) scan(ctx context.Context, now int64) (due, deleting []s
 	err = m.s.view(ctx, func(tx store.Tx) error {
 		due, deleting = nil, nil
 		if err := eachRecord(tx, kindProcess, func(r *store.Record, p *processDoc) {
-			if _, ok := m.s.hosting.verdict(p, now); ok {
+			if _, ok := m.s.hosting.verdict(p, now, m.silentFrom()); ok {
 				due = append(due, r.ID)
 			}
 		}); err != nil {
@@ -80,6 +93,11 @@ func (m *ProcessMonitor) scan(ctx context.Context, now int64) (due, deleting []s
 		})
 	})
 	return due, deleting, err
+}
+
+// silentFrom returns when health silence starts to count at the earliest (Unix milliseconds).
+func (m *ProcessMonitor) silentFrom() int64 {
+	return max(m.started.Load(), m.s.unavailableAt.Load())
 }
 
 // eachRecord calls fn for every record of kind, decoded into a T.
@@ -105,8 +123,9 @@ type verdict struct {
 	msg  string
 }
 
-// verdict decides the transition due for p at now, if any: the whole health policy.
-func (h hosting) verdict(p *processDoc, now int64) (verdict, bool) {
+// verdict decides the transition due for p at now, if any: the whole health policy. Health
+// silence counts from silentFrom at the earliest (ProcessMonitor).
+func (h hosting) verdict(p *processDoc, now, silentFrom int64) (verdict, bool) {
 	since := func(ms int64) time.Duration { return time.Duration(now-ms) * time.Millisecond }
 	switch p.Status {
 	case processInitializing:
@@ -115,7 +134,7 @@ func (h hosting) verdict(p *processDoc, now int64) (verdict, bool) {
 				fmt.Sprintf("%s did not call ProcessReady within %s of connecting.", p.describe(), h.readyTimeout)}, true
 		}
 	case processActive:
-		silent := since(p.LastHealthy) >= healthChecksMissed*h.healthInterval
+		silent := since(max(p.LastHealthy, silentFrom)) >= healthChecksMissed*h.healthInterval
 		if p.Unhealthy >= healthChecksMissed || silent {
 			return verdict{processTerminating, api.EventCodeServerProcessTerminatedUnhealthy,
 				fmt.Sprintf("%s was unhealthy for %d health checks (%d unhealthy reports, last healthy %s ago).",
@@ -139,7 +158,7 @@ func (m *ProcessMonitor) advance(ctx context.Context, key string, now int64) err
 		if err != nil {
 			return err
 		}
-		v, ok := m.s.hosting.verdict(&p, now)
+		v, ok := m.s.hosting.verdict(&p, now, m.silentFrom())
 		if !ok {
 			return errUnchanged
 		}

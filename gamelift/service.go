@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -111,6 +112,10 @@ type Service struct {
 	sessions *sessionSettings
 	// ruleSets caches parsed FlexMatch rule sets (matchmaking_rulesets.go).
 	ruleSets *ruleSetCache
+	// unavailableAt (Unix milliseconds) is when a read or write of this node last failed
+	// with store.ErrUnavailable: health reports sent until then may not have been recorded
+	// (ProcessMonitor).
+	unavailableAt atomic.Int64
 }
 
 // New returns a Service for cfg, filling in the documented defaults.
@@ -203,7 +208,15 @@ func insertDoc(tx store.Tx, kind, id string, v any) error {
 
 // view runs fn in a read-only transaction.
 func (s *Service) view(ctx context.Context, fn func(store.Tx) error) error {
-	return s.store.View(ctx, fn)
+	return s.noteUnavailable(s.store.View(ctx, fn))
+}
+
+// noteUnavailable records when the store was last unavailable, and returns err.
+func (s *Service) noteUnavailable(err error) error {
+	if errors.Is(err, store.ErrUnavailable) {
+		s.unavailableAt.Store(s.nowMillis())
+	}
+	return err
 }
 
 // read decodes the one record of kind and id into v, outside a transaction (the cheapest read
@@ -213,6 +226,7 @@ func (s *Service) read(ctx context.Context, kind, id string, v any, notFound fun
 	if errors.Is(err, store.ErrNotFound) {
 		return notFound()
 	}
+	s.noteUnavailable(err)
 	if err != nil {
 		return err
 	}
@@ -235,7 +249,7 @@ func (s *Service) update(ctx context.Context, fn func(store.Tx) error) error {
 			s.onCommit()
 		}
 	}
-	return err
+	return s.noteUnavailable(err)
 }
 
 // actionTx is the transaction update gives fn: it collects the actions to log at commit.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/hoist-gg/hoist/store"
 	"github.com/hoist-gg/hoist/wire/sigv4"
 )
 
@@ -48,6 +49,7 @@ var errorStatus = map[string]int{
 	"NoSuchUpload":                      http.StatusNotFound,
 	"NotImplemented":                    http.StatusNotImplemented,
 	"RequestTimeTooSkewed":              http.StatusForbidden,
+	"ServiceUnavailable":                http.StatusServiceUnavailable,
 	"SignatureDoesNotMatch":             http.StatusForbidden,
 	"XAmzContentSHA256Mismatch":         http.StatusBadRequest,
 }
@@ -62,7 +64,8 @@ type errorDocument struct {
 }
 
 // asS3Error turns any error into the S3 error to send: S3 errors and signature errors keep
-// their code, anything else is an InternalError with a generic message.
+// their code, an unavailable store (uploads are kept in it) is ServiceUnavailable, which S3
+// clients retry with backoff, and anything else is an InternalError with a generic message.
 func asS3Error(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
@@ -71,6 +74,9 @@ func asS3Error(err error) *Error {
 	var se *sigv4.S3Error
 	if errors.As(err, &se) {
 		return &Error{Code: se.Code, Message: se.Message}
+	}
+	if errors.Is(err, store.ErrUnavailable) {
+		return &Error{Code: "ServiceUnavailable", Message: "The store is unavailable. Please try again."}
 	}
 	return &Error{Code: "InternalError", Message: "We encountered an internal error. Please try again."}
 }

@@ -1,19 +1,20 @@
 package s3api
 
 import (
+	"context"
 	"crypto/md5"
 	"encoding/hex"
 	"encoding/xml"
 	"errors"
 	"io"
-	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hoist-gg/hoist/store"
 )
 
 // Multipart limits of S3 (Amazon S3 User Guide, "Amazon S3 multipart upload limits").
@@ -27,25 +28,17 @@ const (
 // s3Namespace is the XML namespace of S3's documents.
 const s3Namespace = "http://s3.amazonaws.com/doc/2006-03-01/"
 
-// uploadDir is where the parts of a multipart upload are kept.
-func (h *Handler) uploadDir(buildID, uploadID string) string {
-	return filepath.Join(h.buildDir(buildID), "multipart", uploadID)
-}
-
-// partFile is the file of one part; its ETag is kept beside it in partFile + ".etag".
-func partFile(dir string, n int) string { return filepath.Join(dir, strconv.Itoa(n)+".part") }
-
-// openUpload returns the directory of the request's uploadId, or NoSuchUpload.
-func (h *Handler) openUpload(q *request) (string, error) {
-	id := q.r.URL.Query().Get("uploadId")
-	if id == "" || strings.ContainsAny(id, `/\.`) {
-		return "", noSuchUpload()
+// openUpload returns the request's upload, or NoSuchUpload.
+func (h *Handler) openUpload(q *request) (upload, error) {
+	u := upload{buildID: q.grant.BuildID, id: q.r.URL.Query().Get("uploadId")}
+	if u.id == "" || strings.ContainsAny(u.id, `/\.`) {
+		return u, noSuchUpload()
 	}
-	dir := h.uploadDir(q.grant.BuildID, id)
-	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
-		return "", noSuchUpload()
+	_, err := h.uploadStarted(q.r.Context(), u)
+	if errors.Is(err, store.ErrNotFound) {
+		return u, noSuchUpload()
 	}
-	return dir, nil
+	return u, err
 }
 
 func noSuchUpload() error {
@@ -66,14 +59,15 @@ func (h *Handler) createMultipart(q *request) error {
 	if _, err := io.Copy(io.Discard, q.body); err != nil {
 		return err
 	}
-	id := randomID()
-	if err := os.MkdirAll(h.uploadDir(q.grant.BuildID, id), 0o700); err != nil {
+	h.sweepUploads(q.r.Context())
+	u := upload{buildID: q.grant.BuildID, id: randomID()}
+	if err := h.startUpload(q.r.Context(), u); err != nil {
 		return err
 	}
 	if alg := q.r.Header.Get("X-Amz-Checksum-Algorithm"); alg != "" {
 		q.w.Header().Set("X-Amz-Checksum-Algorithm", alg)
 	}
-	q.reply(initiateResult{NS: s3Namespace, Bucket: q.bucket, Key: q.key, UploadID: id})
+	q.reply(initiateResult{NS: s3Namespace, Bucket: q.bucket, Key: q.key, UploadID: u.id})
 	return nil
 }
 
@@ -83,20 +77,17 @@ func (h *Handler) uploadPart(q *request) error {
 	if err != nil || n < 1 || n > maxPartNumber {
 		return errorf("InvalidArgument", "Part number must be an integer between 1 and %d, inclusive.", maxPartNumber)
 	}
-	dir, err := h.openUpload(q)
+	u, err := h.openUpload(q)
 	if err != nil {
 		return err
 	}
-	staged := filepath.Join(dir, "staging-"+randomID())
+	staged := filepath.Join(h.buildDir(q.grant.BuildID), "staging-"+randomID())
 	rec, err := h.receive(q, staged)
 	if err != nil {
 		return err
 	}
 	defer os.Remove(staged)
-	if err := os.WriteFile(partFile(dir, n)+".etag", []byte(rec.etag), 0o600); err != nil {
-		return err
-	}
-	if err := os.Rename(staged, partFile(dir, n)); err != nil {
+	if err := h.putPart(q.r.Context(), u, n, rec.md5, staged); err != nil {
 		return err
 	}
 	q.w.Header().Set("ETag", rec.etag)
@@ -123,9 +114,10 @@ type completeResult struct {
 	ETag     string   `xml:"ETag"`
 }
 
-// completeMultipart joins the listed parts into the zip and commits it.
+// completeMultipart joins the listed parts into the zip and commits it, on whichever node the
+// parts were received.
 func (h *Handler) completeMultipart(q *request) error {
-	dir, err := h.openUpload(q)
+	u, err := h.openUpload(q)
 	if err != nil {
 		return err
 	}
@@ -138,7 +130,7 @@ func (h *Handler) completeMultipart(q *request) error {
 		return errorf("MalformedXML", "The XML you provided was not well-formed or did not validate against our published schema.")
 	}
 	staged := filepath.Join(h.buildDir(q.grant.BuildID), "staging-"+randomID())
-	etag, err := joinParts(dir, req, staged)
+	etag, err := h.joinParts(q.r.Context(), u, req, staged)
 	if err != nil {
 		return err
 	}
@@ -146,7 +138,9 @@ func (h *Handler) completeMultipart(q *request) error {
 	if err := h.commit(q, staged); err != nil {
 		return err
 	}
-	os.RemoveAll(dir)
+	if err := h.removeUpload(context.WithoutCancel(q.r.Context()), u); err != nil {
+		h.log.Warn("s3: remove a completed multipart upload", "upload", u.id, "build", u.buildID, "err", err)
+	}
 	q.reply(completeResult{NS: s3Namespace, Location: "/" + q.bucket + "/" + q.key, Bucket: q.bucket, Key: q.key, ETag: etag})
 	return nil
 }
@@ -154,7 +148,7 @@ func (h *Handler) completeMultipart(q *request) error {
 // joinParts checks the listed parts (ascending, present, matching ETags, all but the last at
 // least 5 MiB) and concatenates them into dst. It returns the multipart ETag: the MD5 of the
 // parts' MD5s, "-", the number of parts.
-func joinParts(dir string, req completeRequest, dst string) (etag string, err error) {
+func (h *Handler) joinParts(ctx context.Context, u upload, req completeRequest, dst string) (etag string, err error) {
 	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
 		return "", err
@@ -174,7 +168,7 @@ func joinParts(dir string, req completeRequest, dst string) (etag string, err er
 	}
 	all := md5.New()
 	for i, p := range req.Parts {
-		sum, err := appendPart(out, dir, p.PartNumber, p.ETag, i == len(req.Parts)-1)
+		sum, err := h.appendPart(ctx, out, u, p.PartNumber, p.ETag, i == len(req.Parts)-1)
 		if err != nil {
 			return "", err
 		}
@@ -184,34 +178,38 @@ func joinParts(dir string, req completeRequest, dst string) (etag string, err er
 }
 
 // appendPart copies part n to out after checking its ETag and size; it returns the part's MD5.
-func appendPart(out io.Writer, dir string, n int, etag string, last bool) ([]byte, error) {
-	invalid := errorf("InvalidPart", "One or more of the specified parts could not be found. The part may not have been uploaded, or the specified entity tag may not match the part's entity tag.")
-	stored, err := os.ReadFile(partFile(dir, n) + ".etag")
-	if err != nil || strings.Trim(string(stored), `"`) != strings.Trim(etag, `"`) {
-		return nil, invalid
+func (h *Handler) appendPart(ctx context.Context, out io.Writer, u upload, n int, etag string, last bool) ([]byte, error) {
+	p, err := h.openPart(ctx, u, n)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, invalidPart()
 	}
-	f, err := os.Open(partFile(dir, n))
-	if err != nil {
-		return nil, invalid
-	}
-	defer f.Close()
-	size, err := io.Copy(out, f)
 	if err != nil {
 		return nil, err
 	}
-	if size < minPartSize && !last {
+	defer closeQuietly(p.body)
+	if hex.EncodeToString(p.md5) != strings.Trim(etag, `"`) {
+		return nil, invalidPart()
+	}
+	if p.size < minPartSize && !last {
 		return nil, errorf("EntityTooSmall", "Your proposed upload is smaller than the minimum allowed object size.")
 	}
-	return hex.DecodeString(strings.Trim(string(stored), `"`))
+	if _, err := io.Copy(out, p.body); err != nil {
+		return nil, err
+	}
+	return p.md5, nil
+}
+
+func invalidPart() error {
+	return errorf("InvalidPart", "One or more of the specified parts could not be found. The part may not have been uploaded, or the specified entity tag may not match the part's entity tag.")
 }
 
 // abortMultipart drops an upload and its parts.
 func (h *Handler) abortMultipart(q *request) error {
-	dir, err := h.openUpload(q)
+	u, err := h.openUpload(q)
 	if err != nil {
 		return err
 	}
-	if err := os.RemoveAll(dir); err != nil {
+	if err := h.removeUpload(q.r.Context(), u); err != nil {
 		return err
 	}
 	q.w.WriteHeader(http.StatusNoContent)
@@ -237,28 +235,29 @@ type partInfo struct {
 	Size         int64  `xml:"Size"`
 }
 
-// listParts lists the parts uploaded so far.
+// listParts lists the parts uploaded so far, through any node.
 func (h *Handler) listParts(q *request) error {
-	dir, err := h.openUpload(q)
+	u, err := h.openUpload(q)
 	if err != nil {
 		return err
 	}
-	entries, err := os.ReadDir(dir)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	numbers, err := h.partNumbers(q.r.Context(), u)
+	if err != nil {
 		return err
 	}
-	res := listPartsResult{NS: s3Namespace, Bucket: q.bucket, Key: q.key, UploadID: q.r.URL.Query().Get("uploadId"), MaxParts: maxPartNumber}
-	for _, e := range entries {
-		n, err := strconv.Atoi(strings.TrimSuffix(e.Name(), ".part"))
-		info, ierr := e.Info()
-		etag, eerr := os.ReadFile(partFile(dir, n) + ".etag")
-		if !strings.HasSuffix(e.Name(), ".part") || err != nil || ierr != nil || eerr != nil {
-			continue
+	res := listPartsResult{NS: s3Namespace, Bucket: q.bucket, Key: q.key, UploadID: u.id, MaxParts: maxPartNumber}
+	for _, n := range numbers {
+		p, err := h.openPart(q.r.Context(), u, n)
+		if errors.Is(err, store.ErrNotFound) {
+			continue // removed since it was listed
 		}
-		res.Parts = append(res.Parts, partInfo{PartNumber: n, ETag: string(etag), Size: info.Size(),
-			LastModified: info.ModTime().UTC().Format(time.RFC3339)})
+		if err != nil {
+			return err
+		}
+		closeQuietly(p.body)
+		res.Parts = append(res.Parts, partInfo{PartNumber: n, ETag: `"` + hex.EncodeToString(p.md5) + `"`, Size: p.size,
+			LastModified: p.received.UTC().Format(time.RFC3339)})
 	}
-	sort.Slice(res.Parts, func(i, j int) bool { return res.Parts[i].PartNumber < res.Parts[j].PartNumber })
 	q.reply(res)
 	return nil
 }

@@ -225,14 +225,28 @@ func (h *Handler) commit(q *request, staged string) error {
 	return nil
 }
 
-// headObject reports the uploaded zip, or 404 before the upload.
+// headObject reports the uploaded zip, or 404 before the upload: from this node's disk when
+// the upload was completed here, else from the store's blobs.
 func (h *Handler) headObject(q *request) error {
-	info, err := os.Stat(filepath.Join(h.buildDir(q.grant.BuildID), zipName))
-	if err != nil {
+	if info, err := os.Stat(filepath.Join(h.buildDir(q.grant.BuildID), zipName)); err == nil {
+		q.w.Header().Set("Last-Modified", info.ModTime().UTC().Format(http.TimeFormat))
+		return q.replyHead(info.Size())
+	}
+	files, err := h.builds.BuildFiles(q.r.Context(), q.grant.BuildID)
+	if err != nil || files.Blob == "" {
 		return errorf("NoSuchKey", "The specified key does not exist.")
 	}
-	q.w.Header().Set("Content-Length", strconv.FormatInt(info.Size(), 10))
-	q.w.Header().Set("Last-Modified", info.ModTime().UTC().Format(http.TimeFormat))
+	body, size, err := h.blobs.OpenBlob(q.r.Context(), files.Blob)
+	if err != nil {
+		return err
+	}
+	closeQuietly(body)
+	return q.replyHead(size)
+}
+
+// replyHead answers HeadObject for a zip of the given size.
+func (q *request) replyHead(size int64) error {
+	q.w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
 	q.w.Header().Set("Content-Type", "application/zip")
 	q.w.WriteHeader(http.StatusOK)
 	return nil

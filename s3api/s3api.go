@@ -11,15 +11,17 @@
 // answered with S3's NotImplemented error. Errors are S3's XML error documents.
 //
 // Files: <Dir>/<build-id>/build.zip is the uploaded zip; objects being received are staged
-// beside it, and multipart parts are kept in <Dir>/<build-id>/multipart/<upload-id>/ until the
-// upload is completed or aborted, so an interrupted upload survives a restart. cmd/hoist (through
-// server) wires it; tests use real S3 clients against it.
+// beside it. A multipart upload and its parts are kept in the store's blobs (Config.Blobs,
+// uploads.go) until the upload is completed or aborted, so each request of an upload may reach
+// a different node sharing the store, and an interrupted upload survives a restart. cmd/hoist
+// (through server) wires it; tests use real S3 clients against it.
 package s3api
 
 import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"log/slog"
 	"net"
 	"net/http"
@@ -28,6 +30,7 @@ import (
 
 	"github.com/hoist-gg/hoist/gamelift"
 	"github.com/hoist-gg/hoist/internal/clock"
+	"github.com/hoist-gg/hoist/store"
 	"github.com/hoist-gg/hoist/wire/sigv4"
 )
 
@@ -39,13 +42,18 @@ type Builds interface {
 	// BuildUploaded hands over the uploaded zip; gamelift.ErrUploadClosed when the build no
 	// longer takes one.
 	BuildUploaded(ctx context.Context, buildID, file string) (*gamelift.BuildFiles, error)
+	// BuildFiles returns what a build holds, or a NotFoundException.
+	BuildFiles(ctx context.Context, buildID string) (*gamelift.BuildFiles, error)
 }
 
 // Config is what a Handler depends on.
 type Config struct {
 	// Builds is the domain. Required.
 	Builds Builds
-	// Dir is where uploads are written (<Dir>/<build-id>/...). Required.
+	// Blobs keeps multipart uploads and their parts, shared by every node of the store.
+	// Required.
+	Blobs store.Blobs
+	// Dir is where uploads are received (<Dir>/<build-id>/...). Required.
 	Dir string
 	// Clock is what request dates are checked against; clock.Real{} when nil.
 	Clock clock.Clock
@@ -56,7 +64,9 @@ type Config struct {
 // Handler serves the S3 subset. It is safe for concurrent use.
 type Handler struct {
 	builds   Builds
+	blobs    store.Blobs
 	dir      string
+	clock    clock.Clock
 	log      *slog.Logger
 	verifier *sigv4.Verifier
 	locks    sync.Map // build ID -> *sync.Mutex, held while an upload is committed
@@ -70,7 +80,7 @@ func New(cfg Config) *Handler {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Handler{builds: cfg.Builds, dir: cfg.Dir, log: cfg.Logger,
+	return &Handler{builds: cfg.Builds, blobs: cfg.Blobs, dir: cfg.Dir, clock: cfg.Clock, log: cfg.Logger,
 		verifier: &sigv4.Verifier{Clock: cfg.Clock, Service: sigv4.S3Service}}
 }
 
@@ -156,9 +166,14 @@ func target(r *http.Request) (bucket, key string) {
 	return bucket, key
 }
 
-// logInternal logs an error that is not one of S3's.
+// logInternal logs an error that is not one of S3's: a warning while the store is
+// unavailable, else an error.
 func (h *Handler) logInternal(q *request, op *operation, err error) {
 	if _, ok := err.(*Error); ok {
+		return
+	}
+	if errors.Is(err, store.ErrUnavailable) {
+		h.log.Warn("s3: store unavailable; answered ServiceUnavailable", "operation", op.name, "request", q.id, "err", err)
 		return
 	}
 	h.log.Error("s3: internal error", "operation", op.name, "request", q.id, "build", q.grant.BuildID, "err", err)

@@ -12,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -28,12 +30,14 @@ import (
 	"github.com/hoist-gg/hoist/gamelift"
 	"github.com/hoist-gg/hoist/internal/clock"
 	"github.com/hoist-gg/hoist/s3api"
+	"github.com/hoist-gg/hoist/store"
 	"github.com/hoist-gg/hoist/store/sqlite"
 )
 
 // env is a GameLift domain with the S3 endpoint in front of it.
 type env struct {
 	svc    *gamelift.Service
+	blobs  store.Blobs
 	clock  *clock.Fake
 	dir    string
 	srv    *httptest.Server
@@ -50,7 +54,8 @@ func newEnv(t *testing.T, tls bool) *env {
 	t.Cleanup(func() { st.Close() })
 	e := &env{clock: clock.NewFake(time.Now()), dir: t.TempDir()}
 	e.svc = gamelift.New(gamelift.Config{Store: st, Clock: e.clock})
-	h := s3api.New(s3api.Config{Builds: e.svc, Dir: e.dir, Clock: e.clock})
+	e.blobs = st
+	h := s3api.New(s3api.Config{Builds: e.svc, Blobs: st, Dir: e.dir, Clock: e.clock})
 	record := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		e.mu.Lock()
 		e.hashes = append(e.hashes, r.Header.Get("X-Amz-Content-Sha256"))
@@ -195,8 +200,63 @@ func TestMultipartUploadWithTheManager(t *testing.T) {
 		t.Errorf("second upload: %v, want AccessDenied", err)
 	}
 	entries, _ := os.ReadDir(filepath.Join(e.dir, *out.Build.BuildId))
-	if len(entries) != 2 { // build.zip and the emptied multipart directory
+	if len(entries) != 1 { // build.zip
 		t.Errorf("left in the build directory: %v", entries)
+	}
+	if keys := e.uploadBlobs(t); len(keys) != 0 {
+		t.Errorf("left in the blobs: %q", keys)
+	}
+}
+
+// uploadBlobs returns the keys of the multipart uploads and parts kept in the store.
+func (e *env) uploadBlobs(t *testing.T) []string {
+	t.Helper()
+	keys, err := e.blobs.ListBlobs(context.Background(), "upload/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return keys
+}
+
+// TestStaleUploadsAreSwept: starting an upload removes the uploads nobody can finish any more
+// (started over StaleUpload ago, or of a build that is READY) and leaves the live ones.
+func TestStaleUploadsAreSwept(t *testing.T) {
+	e := newEnv(t, false)
+	ctx := context.Background()
+	start := func(out *api.CreateBuildOutput) *string {
+		loc := out.StorageLocation
+		cr, err := e.client(out.UploadCredentials).CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: loc.Bucket, Key: loc.Key})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = e.client(out.UploadCredentials).UploadPart(ctx, &s3.UploadPartInput{Bucket: loc.Bucket, Key: loc.Key,
+			UploadId: cr.UploadId, PartNumber: aws.Int32(1), Body: bytes.NewReader([]byte("part"))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cr.UploadId
+	}
+	done, live := e.createBuild(t), e.createBuild(t)
+	start(done)
+	if err := put(e.client(done.UploadCredentials), done.StorageLocation, zipOf(t, map[string][]byte{"a": []byte("b")})); err != nil {
+		t.Fatal(err)
+	}
+	// An upload started before StaleUpload (S3 clients sign with the real time, so the fake
+	// clock cannot be moved a week on): written as uploads.go keeps them.
+	old := strconv.FormatInt(e.clock.Now().Add(-s3api.StaleUpload-time.Minute).UnixMilli(), 10)
+	// And a part whose upload is gone.
+	for key, data := range map[string]string{"upload/build-old/0ld": old, "upload/build-old/0ld/1": "a part", "upload/build-x/gone/1": "a part"} {
+		if _, err := e.blobs.PutBlob(ctx, key, strings.NewReader(data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(e.uploadBlobs(t)); n != 5 {
+		t.Fatalf("%d upload blobs before the sweep, want 5", n)
+	}
+	id := start(live)
+	want := []string{"upload/" + *live.Build.BuildId + "/" + *id, "upload/" + *live.Build.BuildId + "/" + *id + "/1"}
+	if keys := e.uploadBlobs(t); !slices.Equal(keys, want) {
+		t.Errorf("after the sweep: %q, want %q", keys, want)
 	}
 }
 

@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"strings"
 	"syscall"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/gamelift"
 	"github.com/aws/aws-sdk-go-v2/service/gamelift/types"
 
+	"github.com/hoist-gg/hoist/agent"
 	"github.com/hoist-gg/hoist/internal/pgtest"
 )
 
@@ -26,13 +28,7 @@ func TestAgentAndProcessesSurviveTheirNodesDeath(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs three server processes, an agent and game servers")
 	}
-	dsn, bin := pgtest.DSN(t), buildHoist(t)
-	game := goBuild(t, "../examples/gameserver", "gameserver")
-	t.Cleanup(func() {
-		for _, pid := range pidsOf(game) {
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
-	})
+	dsn, bin, game := clusterWithGame(t)
 	var nodes []*clusterNode
 	for range 3 {
 		nodes = append(nodes, startClusterNode(t, bin, dsn))
@@ -103,6 +99,20 @@ func TestAgentAndProcessesSurviveTheirNodesDeath(t *testing.T) {
 	}
 }
 
+// clusterWithGame returns a PostgreSQL store, the hoist binary and the example game server,
+// built for the test; the game's processes are killed when the test ends.
+func clusterWithGame(t *testing.T) (dsn, bin, game string) {
+	t.Helper()
+	dsn, bin = pgtest.DSN(t), buildHoist(t)
+	game = goBuild(t, "../examples/gameserver", "gameserver")
+	t.Cleanup(func() {
+		for _, pid := range pidsOf(game) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	return dsn, bin, game
+}
+
 // startActiveSession creates a game session through gl and waits until a process activates
 // it.
 func startActiveSession(t *testing.T, gl *gamelift.Client, fleet, name string) *types.GameSession {
@@ -144,4 +154,104 @@ func joinGame(t *testing.T, gl *gamelift.Client, gs *types.GameSession, player s
 		t.Fatalf("the game answered %s %q", player, hello)
 	}
 	return p
+}
+
+// TestAgentFollowsADNSNameToALiveNode runs two `hoist server` processes on one PostgreSQL,
+// on 127.0.0.2 and 127.0.0.3 with the same port, and `hoist agent` (in the test process,
+// through agent.Main) given one URL whose DNS name resolves to both addresses (a DNS server
+// in the test, asked by Go's resolver). The agent registers, connects and runs a process
+// through one node; after kill -9 of that node its websocket and the process's SDK
+// connection go to the other address of the name.
+func TestAgentFollowsADNSNameToALiveNode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs two server processes, an agent and a game server")
+	}
+	dsn, bin, game := clusterWithGame(t)
+	port := freePortOn(t, "127.0.0.2", "127.0.0.3")
+	nodes := map[string]*clusterNode{}
+	for _, ip := range []string{"127.0.0.2", "127.0.0.3"} {
+		nodes[ip] = startClusterNodeAt(t, bin, dsn, net.JoinHostPort(ip, port), t.TempDir())
+	}
+	resolveNameTo(t, "hoist-nodes.test", "127.0.0.2", "127.0.0.3")
+	gl := client(nodes["127.0.0.2"].url(), testKeyID, testSecret)
+	fleet := createAnywhereFleet(t, gl, "custom-failover")
+	ctx := context.Background()
+	if _, err := gl.UpdateRuntimeConfiguration(ctx, &gamelift.UpdateRuntimeConfigurationInput{FleetId: aws.String(fleet),
+		RuntimeConfiguration: &types.RuntimeConfiguration{ServerProcesses: []types.ServerProcess{{
+			LaunchPath: aws.String(game), Parameters: aws.String("--port 0"), ConcurrentExecutions: aws.Int32(1)}}}}); err != nil {
+		t.Fatal(err)
+	}
+	runAgentInProcess(t, "http://hoist-nodes.test:"+port, fleet, "custom-failover", "dns-host")
+	connected := func(gl *gamelift.Client) string { // the address of the node the agent is connected to
+		c, err := gl.DescribeCompute(ctx, &gamelift.DescribeComputeInput{FleetId: aws.String(fleet), ComputeName: aws.String("dns-host")})
+		if err != nil {
+			return ""
+		}
+		for ip := range nodes {
+			if strings.Contains(aws.ToString(c.Compute.GameLiftAgentEndpoint), ip) {
+				return ip
+			}
+		}
+		return ""
+	}
+	eventually(t, 60*time.Second, "1 ACTIVE process", func() bool { return activeProcesses(gl, fleet) == 1 })
+	used := connected(gl)
+	if used == "" {
+		t.Fatal("the compute names no node's agent endpoint")
+	}
+	other := map[string]string{"127.0.0.2": "127.0.0.3", "127.0.0.3": "127.0.0.2"}[used]
+	nodes[used].kill()
+	gl = client(nodes[other].url(), testKeyID, testSecret)
+	// Within the dead node's 15 s lease, DescribeCompute names the other node only once the
+	// agent's websocket is on it.
+	eventually(t, 10*time.Second, "the agent connected to the node at "+other, func() bool { return connected(gl) == other })
+	// The process activates a new game session only once its SDK connection is on a live
+	// node: the push reaches it through the node holding its socket.
+	startActiveSession(t, gl, fleet, "after-dns-failover")
+}
+
+// freePortOn returns a TCP port free on every one of the loopback addresses.
+func freePortOn(t *testing.T, ips ...string) string {
+	t.Helper()
+	for range 20 {
+		_, port, _ := net.SplitHostPort(freeAddr(t))
+		free := true
+		for _, ip := range ips {
+			ln, err := net.Listen("tcp", net.JoinHostPort(ip, port))
+			if err != nil {
+				free = false
+				break
+			}
+			ln.Close()
+		}
+		if free {
+			return port
+		}
+	}
+	t.Fatalf("no port free on all of %v", ips)
+	return ""
+}
+
+// runAgentInProcess runs `hoist agent` (agent.Main) in the test process until the test ends.
+func runAgentInProcess(t *testing.T, servers, fleet, location, compute string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	args := []string{"--server", servers, "--fleet-id", fleet, "--location", location, "--compute-name", compute,
+		"--grace-period", "5s", "--ip-address", "127.0.0.1", "--region", "us-west-2",
+		"--access-key-id", testKeyID, "--secret-access-key", testSecret}
+	go func() { done <- agent.Main(ctx, args, testLogOut()) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+}
+
+// activeProcesses returns the fleet's ACTIVE server processes, -1 when it cannot be read.
+func activeProcesses(gl *gamelift.Client, fleet string) int32 {
+	out, err := gl.DescribeFleetUtilization(context.Background(), &gamelift.DescribeFleetUtilizationInput{FleetIds: []string{fleet}})
+	if err != nil || len(out.FleetUtilization) != 1 {
+		return -1
+	}
+	return aws.ToInt32(out.FleetUtilization[0].ActiveServerProcessCount)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/gamelift"
 	"github.com/aws/aws-sdk-go-v2/service/gamelift/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/hoist-gg/hoist/server"
 	"github.com/hoist-gg/hoist/store"
@@ -182,4 +183,33 @@ func playerStatus(t *testing.T, gl *gamelift.Client, id *string) types.PlayerSes
 		t.Fatalf("DescribePlayerSessions: %v", err)
 	}
 	return d.PlayerSessions[0].Status
+}
+
+// TestFaultFailingStoreS3: multipart uploads are kept in the store, so during FailingStore
+// the S3 endpoint answers ServiceUnavailable (HTTP 503, which S3 clients retry), and the
+// same call succeeds once the fault is over.
+func TestFaultFailingStoreS3(t *testing.T) {
+	srv := startServer(t, server.Config{Dev: true})
+	gl := client(srv.URL(), testKeyID, testSecret)
+	ctx := context.Background()
+	out, err := gl.CreateBuild(ctx, &gamelift.CreateBuildInput{Name: aws.String("b"), OperatingSystem: types.OperatingSystemAmazonLinux2023})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s3c := s3ClientAt(srv.URL(), "us-west-2", out.UploadCredentials)
+	in := &s3.CreateMultipartUploadInput{Bucket: out.StorageLocation.Bucket, Key: out.StorageLocation.Key}
+	if code, raw := hoistOp(t, srv.URL(), server.InjectFaultTarget, `{"Kind":"FailingStore","Seconds":10}`); code != http.StatusOK {
+		t.Fatalf("InjectFault FailingStore: %d %s", code, raw)
+	}
+	_, err = s3c.CreateMultipartUpload(ctx, in)
+	var status interface{ HTTPStatusCode() int }
+	if apiCode(err) != "ServiceUnavailable" || !errors.As(err, &status) || status.HTTPStatusCode() != http.StatusServiceUnavailable {
+		t.Errorf("CreateMultipartUpload during FailingStore: %v, want ServiceUnavailable (503)", err)
+	}
+	if code, raw := hoistOp(t, srv.URL(), server.AdvanceTimeTarget, `{"Seconds":11}`); code != http.StatusOK {
+		t.Fatalf("AdvanceTime: %d %s", code, raw)
+	}
+	if _, err := s3c.CreateMultipartUpload(ctx, in); err != nil {
+		t.Errorf("CreateMultipartUpload after FailingStore: %v", err)
+	}
 }

@@ -7,7 +7,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -27,7 +29,8 @@ import (
 const LogsPath = "/hoist/logs/"
 
 // logsDir is the directory under the data directory where uploads are checked before they
-// go to the store.
+// go to the store. Before logs were blobs, it held them (<fleet>/<name>.zip); newLogFiles
+// moves such files into the store.
 const logsDir = "logs"
 
 // logBlobPrefix prefixes the blob keys of game session logs: the blob of a log is
@@ -62,7 +65,89 @@ func newLogFiles(ctx context.Context, svc *gamelift.Service, st store.Store, dat
 	if err != nil {
 		return nil, err
 	}
-	return &logFiles{svc: svc, blobs: blobs, dir: dir, key: key, clk: clk, base: base, log: log}, nil
+	l := &logFiles{svc: svc, blobs: blobs, dir: dir, key: key, clk: clk, base: base, log: log}
+	if err := l.migrate(ctx); err != nil {
+		return nil, fmt.Errorf("move the game session logs of %s into the store: %w", dir, err)
+	}
+	return l, nil
+}
+
+// oldLogURLKeyFile is where the log URL key was kept before it was the cluster's.
+const oldLogURLKeyFile = "url-signing.key"
+
+// migrate moves the logs kept as files before logs were blobs (<data>/logs/<fleet>/<name>.zip,
+// whose name is their Name) into the store's blobs, and removes the files and the old URL key.
+// A log whose blob already exists (a move interrupted after the put) keeps its blob. Running
+// it again finds nothing to move.
+func (l *logFiles) migrate(ctx context.Context) error {
+	fleets, err := os.ReadDir(l.dir)
+	if err != nil {
+		return err
+	}
+	moved := 0
+	for _, fleet := range fleets {
+		if !fleet.IsDir() {
+			continue
+		}
+		n, err := l.migrateFleet(ctx, fleet.Name())
+		moved += n
+		if err != nil {
+			return err
+		}
+	}
+	if moved > 0 {
+		l.log.Info("moved game session logs from the data directory into the store", "logs", moved)
+	}
+	if err := os.Remove(filepath.Join(l.dir, oldLogURLKeyFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// migrateFleet moves one fleet's old log files and then its emptied directory; it returns how
+// many logs it moved. Files that are not logs are left.
+func (l *logFiles) migrateFleet(ctx context.Context, fleet string) (int, error) {
+	files, err := os.ReadDir(filepath.Join(l.dir, fleet))
+	if err != nil {
+		return 0, err
+	}
+	moved := 0
+	for _, f := range files {
+		name := fleet + "/" + f.Name()
+		if !f.Type().IsRegular() || !validLogName(name) {
+			continue
+		}
+		if err := l.migrateLog(ctx, name); err != nil {
+			return moved, err
+		}
+		l.log.Info("game session log moved into the store", "name", name)
+		moved++
+	}
+	_ = os.Remove(filepath.Join(l.dir, fleet)) // only when empty
+	return moved, nil
+}
+
+// migrateLog puts the old file of the log name in the blobs, unless its blob exists, and
+// removes the file.
+func (l *logFiles) migrateLog(ctx context.Context, name string) error {
+	file := filepath.Join(l.dir, filepath.FromSlash(name))
+	body, _, err := l.blobs.OpenBlob(ctx, logBlobPrefix+name)
+	if err == nil {
+		body.Close()
+		return os.Remove(file)
+	}
+	if !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if _, err := l.blobs.PutBlob(ctx, logBlobPrefix+name, f); err != nil {
+		return err
+	}
+	return os.Remove(file)
 }
 
 // wrap makes GetGameSessionLogUrl answer pre-signed URLs, and purge expired logs on the way.

@@ -6,6 +6,8 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/gamelift/types"
 
 	"github.com/hoist-gg/hoist/internal/clock"
+	"github.com/hoist-gg/hoist/server"
 )
 
 // fakeTimeSigner signs at the fake clock's time, which the server checks signatures against.
@@ -149,5 +152,56 @@ func TestGameSessionLogsThroughTheAgent(t *testing.T) {
 	}
 	if n := files(); n != 0 {
 		t.Errorf("%d log files left after the retention", n)
+	}
+}
+
+// TestOldLogFilesMoveIntoTheStore: a log kept as a file under <data>/logs, as before logs were
+// blobs, is moved into the store when the server starts, and its URL then serves it; the old
+// files are gone, and a second start finds nothing to move.
+func TestOldLogFilesMoveIntoTheStore(t *testing.T) {
+	data := t.TempDir()
+	srv := startServer(t, server.Config{DataDir: data})
+	ctx := context.Background()
+	gl := client(srv.URL(), testKeyID, testSecret)
+	id := sessionWithLog(t, srv, gl, "custom-old-logs", "an old log\n")
+	stop(t, srv)
+
+	// Put the log back where it used to be: the embedded store keeps blobs as files named
+	// after their path-escaped keys.
+	blobs, _ := filepath.Glob(filepath.Join(data, "blobs", "log%2F*"))
+	if len(blobs) != 1 {
+		t.Fatalf("log blobs: %q", blobs)
+	}
+	name, _ := url.PathUnescape(strings.TrimPrefix(filepath.Base(blobs[0]), "log%2F"))
+	old := filepath.Join(data, "logs", filepath.FromSlash(name))
+	os.MkdirAll(filepath.Dir(old), 0o700)
+	if err := os.Rename(blobs[0], old); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(data, "logs", "url-signing.key"), []byte("an old key of 32 bytes.........."), 0o600)
+
+	for start := 1; start <= 2; start++ {
+		srv = startServer(t, server.Config{DataDir: data})
+		u, err := client(srv.URL(), testKeyID, testSecret).GetGameSessionLogUrl(ctx, &gamelift.GetGameSessionLogUrlInput{GameSessionId: &id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if status, body := httpGet(t, aws.ToString(u.PreSignedUrl)); status != http.StatusOK || zipEntry(t, body, "gameserver.log") != "an old log\n" {
+			t.Errorf("start %d: GET the old log: %d", start, status)
+		}
+		if left, _ := os.ReadDir(filepath.Join(data, "logs")); len(left) != 0 {
+			t.Errorf("start %d: left in <data>/logs: %v", start, left)
+		}
+		stop(t, srv)
+	}
+}
+
+// stop shuts a server down.
+func stop(t *testing.T, srv *server.Server) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown: %v", err)
 	}
 }

@@ -276,7 +276,7 @@ func (s *Server) build() error {
 	s.registerGameMetrics()
 	apiHandler := httpapi.New(httpapi.Config{Handlers: handlers, Authenticate: auth, Logger: s.log,
 		Extensions: slices.Concat(fleetIQExtensions(svc), s.devExtensions(), consoleExtensions(svc)), Unavailable: storeUnavailable, Observe: observe})
-	s.s3h = s3api.New(s3api.Config{Builds: svc, Dir: filepath.Join(s.cfg.DataDir, "builds"), Clock: s.cfg.Clock, Logger: s.log})
+	s.s3h = s3api.New(s3api.Config{Builds: svc, Blobs: logs.blobs, Dir: filepath.Join(s.cfg.DataDir, "builds"), Clock: s.cfg.Clock, Logger: s.log})
 	consoleHandler := s.setupConsole(handlers, consoleExtensions(svc), observe)
 	s.http = &http.Server{Handler: s.withMetrics(routeWebsockets(routeTo(toS3, s.s3h, routeTo(toConsole, consoleHandler, s.routeLeader(logs.route(s.notify.route(apiHandler))))), hub, hub.AgentHandler())),
 		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}

@@ -145,6 +145,9 @@ type Blobs interface {
 	OpenBlob(ctx context.Context, key string) (io.ReadCloser, int64, error)
 	// DeleteBlob removes a blob; a missing one is not an error.
 	DeleteBlob(ctx context.Context, key string) error
+	// ListBlobs returns the keys of the visible blobs that begin with prefix, in ascending
+	// byte order.
+	ListBlobs(ctx context.Context, prefix string) ([]string, error)
 }
 
 type casOnlyKey struct{}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/google/uuid"
 	"github.com/hoist-gg/hoist/store"
@@ -89,6 +90,25 @@ func (s *Store) DeleteBlob(ctx context.Context, key string) error {
 		return fmt.Errorf("postgres store: blob %s: %w", key, classify(err))
 	}
 	return nil
+}
+
+// ListBlobs returns the keys under prefix, without the temporary keys of writes under way.
+func (s *Store) ListBlobs(ctx context.Context, prefix string) ([]string, error) {
+	var keys []string
+	err := retryUnavailable(ctx, func() error {
+		rows, err := s.pool.Query(ctx, `SELECT DISTINCT key FROM hoist_blobs
+			WHERE starts_with(key, $1) AND NOT starts_with(key, 'put' || chr(1))`, prefix)
+		if err != nil {
+			return classify(err)
+		}
+		keys, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		slices.Sort(keys) // byte order, whatever the database's collation
+		return classify(err)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres store: blobs under %s: %w", prefix, err)
+	}
+	return keys, nil
 }
 
 // blobReader reads a blob chunk by chunk. A blob replaced while it is read fails the read

@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/hoist-gg/hoist/store"
 )
@@ -80,6 +82,27 @@ func (s *Store) DeleteBlob(_ context.Context, key string) error {
 		return err
 	}
 	return nil
+}
+
+// ListBlobs returns the keys under prefix: the unescaped names of the blob files, without
+// the temporary files of writes under way.
+func (s *Store) ListBlobs(_ context.Context, prefix string) ([]string, error) {
+	entries, err := os.ReadDir(filepath.Join(s.snap.dir, blobDir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var keys []string
+	for _, e := range entries {
+		key, err := url.PathUnescape(e.Name())
+		if err == nil && !strings.HasPrefix(e.Name(), ".put-") && strings.HasPrefix(key, prefix) {
+			keys = append(keys, key)
+		}
+	}
+	slices.Sort(keys)
+	return keys, nil
 }
 
 // ctxReader stops a copy when its context ends.

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 
@@ -61,8 +62,17 @@ func testBlobs(t *testing.T, s store.Store) {
 	if got, _, _ := read("log/a b/ü"); string(got) != "replaced" {
 		t.Errorf("a failed write changed the blob to %q", got)
 	}
+	if keys, err := b.ListBlobs(ctx, "log/"); err != nil || !slices.Equal(keys, []string{"log/a b/ü"}) {
+		t.Errorf("ListBlobs(log/) = %q, %v", keys, err)
+	}
+	if keys, err := b.ListBlobs(ctx, ""); err != nil || !slices.Equal(keys, []string{"build/build-1/build.zip", "empty", "log/a b/ü"}) {
+		t.Errorf("ListBlobs() = %q, %v", keys, err)
+	}
 	if err := b.DeleteBlob(ctx, "build/build-1/build.zip"); err != nil {
 		t.Fatal(err)
+	}
+	if keys, err := b.ListBlobs(ctx, "build/"); err != nil || len(keys) != 0 {
+		t.Errorf("ListBlobs(build/) after DeleteBlob = %q, %v", keys, err)
 	}
 	if _, _, err := read("build/build-1/build.zip"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("after DeleteBlob: %v", err)
