@@ -8,35 +8,21 @@ import (
 	"slices"
 
 	"github.com/hoist-gg/hoist/store"
-	"github.com/jackc/pgx/v5"
 )
 
 // Updates marked store.CompareAndSetOnly run as a deferredTx: no transaction surrounds their
-// reads, each of which is one statement on the pool seeing the latest committed state; their
-// writes are queued and sent when the function returns, all in one pipelined batch with a
-// single Sync, which PostgreSQL runs as one implicit transaction: all of it commits or none.
-// A write that misses (a stale version, a record gone, an ID taken) raises an error inside
-// the batch, which rolls the batch back. A claim therefore costs its reads plus one round trip
-// for all its writes, instead of BEGIN, reads, one round trip per write and COMMIT.
+// reads, each of which is one statement on the pool (or the read cache, readcache.go); their
+// writes are queued and sent when the function returns, all in one call of hoist_apply
+// (schema.go), which runs them in order in its one statement: all of it commits or none. A
+// write that misses (a stale version, a record gone, an ID taken) raises an error there,
+// which rolls everything back. A claim therefore costs its uncached reads plus one round trip
+// and one statement for all its writes, instead of BEGIN, reads, one round trip per write and
+// COMMIT.
 
-// The batch's statements. A Put or Delete that matches no row calls hoist_write_missed, which
-// raises serialization_failure (a stale version: store.ErrConflict, and Update runs the
-// function again) or no_data_found (the record is gone: store.ErrNotFound).
-const (
-	sqlPutStrict = `WITH u AS (UPDATE hoist_records SET parent = $4, data = $5, version = version + 1
-		WHERE kind = $1 AND id = $2 AND version = $3 RETURNING seq)
-		SELECT coalesce((SELECT seq FROM u), hoist_write_missed($1, $2, $3))`
-	sqlDeleteStrict = `WITH d AS (DELETE FROM hoist_records WHERE kind = $1 AND id = $2 RETURNING seq)
-		SELECT coalesce((SELECT seq FROM d), hoist_write_missed($1, $2, NULL))`
-	sqlInsertStrict = `INSERT INTO hoist_records (kind, id, parent, version, data) VALUES ($1, $2, $3, 1, $4) RETURNING seq`
-	// sqlCheck fails the batch with serialization_failure unless every record the function
-	// read (and does not Put) still has the version it was read at; $1, $2 and $3 are their
-	// kinds, IDs and versions.
-	sqlCheck = `SELECT hoist_read_stale(r.k, r.i, r.v) FROM unnest($1::text[], $2::text[], $3::bigint[]) AS r(k, i, v)
-		WHERE NOT EXISTS (SELECT 1 FROM hoist_records WHERE kind = r.k AND id = r.i AND version = r.v)`
-)
+// sqlApply runs a deferred Update's checks and writes (hoist_apply).
+const sqlApply = `SELECT hoist_apply($1, $2, $3, $4, $5, $6)`
 
-// noDataFound is the SQLSTATE hoist_write_missed raises for a record that is not there.
+// noDataFound is the SQLSTATE hoist_apply raises for a record that is not there.
 const noDataFound = "P0002"
 
 // A queued write's kind.
@@ -87,40 +73,95 @@ func (t *deferredTx) run(fn func(store.Tx) error) error {
 	return err
 }
 
-// commit checks the reads and sends every queued write, in one batch, and reads the results
-// in order; the first failure is the batch's (PostgreSQL skipped the rest and rolled back).
-// The cache learns the records written, and forgets every record of a batch that failed.
+// commit checks the reads and applies every queued write in one call of hoist_apply. The
+// cache learns the records written, and forgets every record of an Update that failed.
 func (t *deferredTx) commit() error {
-	b := &pgx.Batch{}
-	checks := t.checks()
-	if len(checks) > 0 {
-		b.Queue(sqlCheck, checkArgs(checks)...)
+	var a applyArgs
+	for _, r := range t.checks() {
+		a.add('c', &r, r.Version, -1)
 	}
-	for _, w := range t.writes {
-		r := &w.rec
-		switch w.op {
-		case opInsert:
-			b.Queue(sqlInsertStrict, r.Kind, r.ID, r.Parent, nonNil(r.Data))
-		case opPut:
-			b.Queue(sqlPutStrict, r.Kind, r.ID, w.prev, r.Parent, nonNil(r.Data))
-		case opDelete:
-			b.Queue(sqlDeleteStrict, r.Kind, r.ID)
-		}
-		if w.op != opDelete && store.Announced(r.Kind) {
-			b.Queue(sqlNotify, payloadOf(r))
-		}
+	for i := range t.writes {
+		t.addWrite(&a, i)
 	}
-	br := t.s.pool.SendBatch(t.ctx, b)
-	seqs, err := t.results(br, len(checks) > 0)
-	if cerr := br.Close(); err == nil && cerr != nil {
-		err = cerr
-	}
+	var seqs []int64
+	err := t.s.pool.QueryRow(t.ctx, sqlApply, string(a.ops), a.kinds, a.ids, a.parents, a.versions, a.datas).Scan(&seqs)
 	if err != nil {
 		t.s.cache.drop(t.keys())
 		return fmt.Errorf("postgres store: commit: %w", classify(err))
 	}
-	t.learn(seqs)
+	t.learn(a.writeSeqs(seqs, len(t.writes)))
 	return nil
+}
+
+// addWrite adds the queued write i to a, and its announcement. A Delete that the next write
+// of the same record re-inserts becomes one replacement (op 'r': the record's row rewritten
+// with a new Seq and version 1, as delete and insert would leave it) at the Insert's place.
+func (t *deferredTx) addWrite(a *applyArgs, i int) {
+	w := &t.writes[i]
+	switch {
+	case w.op == opDelete && t.reinserted(i):
+		return
+	case w.op == opInsert && i > 0 && t.replaces(i):
+		a.add('r', &w.rec, 0, i)
+	default:
+		a.add("ipd"[w.op], &w.rec, w.prev, i)
+	}
+	if w.op != opDelete && store.Announced(w.rec.Kind) {
+		a.add('n', &store.Record{Parent: payloadOf(&w.rec)}, 0, -1)
+	}
+}
+
+// reinserted reports whether the next write of the record that write i deletes inserts it.
+func (t *deferredTx) reinserted(i int) bool {
+	r := &t.writes[i].rec
+	for j := i + 1; j < len(t.writes); j++ {
+		if w := &t.writes[j]; w.rec.Kind == r.Kind && w.rec.ID == r.ID {
+			return w.op == opInsert
+		}
+	}
+	return false
+}
+
+// replaces reports whether the Insert i follows a Delete of its record (reinserted).
+func (t *deferredTx) replaces(i int) bool {
+	r := &t.writes[i].rec
+	for j := i - 1; j >= 0; j-- {
+		if w := &t.writes[j]; w.rec.Kind == r.Kind && w.rec.ID == r.ID {
+			return w.op == opDelete
+		}
+	}
+	return false
+}
+
+// applyArgs are hoist_apply's arguments: one operation per position.
+type applyArgs struct {
+	ops        []byte
+	kinds, ids []string
+	parents    []string
+	versions   []int64
+	datas      [][]byte
+	write      []int // the queued write each operation applies, or -1
+}
+
+// add appends an operation on r (a check or write at version, or an announcement of
+// r.Parent) for queued write w (-1 for none).
+func (a *applyArgs) add(op byte, r *store.Record, version int64, w int) {
+	a.ops = append(a.ops, op)
+	a.kinds, a.ids, a.parents = append(a.kinds, r.Kind), append(a.ids, r.ID), append(a.parents, r.Parent)
+	a.versions, a.datas = append(a.versions, version), append(a.datas, nonNil(r.Data))
+	a.write = append(a.write, w)
+}
+
+// writeSeqs gives each of n queued writes the Seq hoist_apply answered for it (0 for a Delete
+// folded into a replacement).
+func (a *applyArgs) writeSeqs(seqs []int64, n int) []int64 {
+	out := make([]int64, n)
+	for i, w := range a.write {
+		if w >= 0 && i < len(seqs) {
+			out[w] = seqs[i]
+		}
+	}
+	return out
 }
 
 // checks are the reads whose records the function does not Put (a Put checks the version
@@ -136,15 +177,6 @@ func (t *deferredTx) checks() []store.Record {
 		}
 	}
 	return out
-}
-
-// checkArgs are sqlCheck's arguments for the records rs.
-func checkArgs(rs []store.Record) []any {
-	kinds, ids, versions := make([]string, len(rs)), make([]string, len(rs)), make([]int64, len(rs))
-	for i, r := range rs {
-		kinds[i], ids[i], versions[i] = r.Kind, r.ID, r.Version
-	}
-	return []any{kinds, ids, versions}
 }
 
 // keys names every record the function read or wrote.
@@ -172,28 +204,6 @@ func (t *deferredTx) learn(seqs []int64) {
 		w.target.Seq = seqs[i]
 		t.s.cache.put(&w.rec)
 	}
-}
-
-// results reads the outcome of the check, if there is one, and the Seq each write returned,
-// in order.
-func (t *deferredTx) results(br pgx.BatchResults, checked bool) ([]int64, error) {
-	if checked {
-		if _, err := br.Exec(); err != nil {
-			return nil, err
-		}
-	}
-	seqs := make([]int64, len(t.writes))
-	for i, w := range t.writes {
-		if err := br.QueryRow().Scan(&seqs[i]); err != nil {
-			return nil, err
-		}
-		if w.op != opDelete && store.Announced(w.rec.Kind) {
-			if _, err := br.Exec(); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return seqs, nil
 }
 
 func (t *deferredTx) check() error {

@@ -20,6 +20,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
+	"strings"
 	"time"
 
 	"github.com/hoist-gg/hoist/internal/clock"
@@ -46,7 +48,14 @@ var _ store.Store = (*Store)(nil)
 // Open connects to the database at dsn (a libpq URL or keyword/value string) and creates or
 // migrates the schema. Several processes may Open the same database at once.
 func Open(ctx context.Context, dsn string) (*Store, error) {
-	pool, err := pgxpool.New(ctx, dsn)
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("postgres store: %w", err)
+	}
+	if !strings.Contains(dsn, "pool_max_conns") {
+		cfg.MaxConns = defaultMaxConns()
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: %w", err)
 	}
@@ -55,6 +64,14 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		return nil, fmt.Errorf("postgres store: schema: %w", err)
 	}
 	return &Store{pool: pool}, nil
+}
+
+// defaultMaxConns sizes the pool when the DSN does not (pool_max_conns): a request holds a
+// connection only for its own round trips, so a few more connections than pgxpool's default
+// (the number of CPUs, at least 4) keep concurrent requests from queueing for one; measured
+// with 16 concurrent claims on 2 CPUs, 4 connections gave 0.42 of the claims 16 gave.
+func defaultMaxConns() int32 {
+	return int32(min(max(16, 4*runtime.GOMAXPROCS(0)), 64))
 }
 
 // Close closes every connection, waiting for transactions in progress.

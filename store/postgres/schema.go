@@ -33,28 +33,66 @@ var migrations = []string{
 		data bytea   NOT NULL,
 		PRIMARY KEY (key, gen, part)
 	);`,
-	// hoist_write_missed explains a deferred Put or Delete (deferred.go) that matched no row:
-	// the record is there at another version (serialization_failure, so the Update runs its
-	// function again) or it is gone (no_data_found). hoist_read_stale fails a deferred Update
-	// one of whose reads is out of date (serialization_failure). Raising rolls back the batch
-	// it is in.
-	`CREATE FUNCTION hoist_write_missed(k text, i text, expected bigint) RETURNS bigint
-	LANGUAGE plpgsql VOLATILE AS $$
-	DECLARE found_version bigint;
+	// hoist_apply runs the writes of a CompareAndSetOnly Update (deferred.go) in order, in
+	// one statement, so they commit all or none: ops[i] is 'c' (check that the record kinds[i]
+	// ids[i] is at versions[i]), 'p' (Put at versions[i]), 'd' (Delete), 'i' (Insert), 'r'
+	// (replace: Delete and Insert again, the row rewritten with a new Seq) or 'n' (announce
+	// parents[i]). It returns each operation's Seq (0 for checks and
+	// announcements). A stale check or Put raises serialization_failure (the Update runs its
+	// function again), a Put or Delete of a record that is gone no_data_found, an Insert of a
+	// taken ID unique_violation.
+	`CREATE FUNCTION hoist_apply(ops text, kinds text[], ids text[], parents text[], versions bigint[], datas bytea[])
+	RETURNS bigint[] LANGUAGE plpgsql VOLATILE AS $$
+	DECLARE
+		seqs bigint[] := '{}';
+		s bigint;
+		found_version bigint;
 	BEGIN
-		SELECT version INTO found_version FROM hoist_records WHERE kind = k AND id = i;
-		IF found_version IS NULL THEN
-			RAISE EXCEPTION 'store: record not found: % "%"', k, i USING ERRCODE = 'P0002';
-		END IF;
-		RAISE EXCEPTION 'store: version conflict: % "%" is at version %, not %', k, i, found_version, expected
-			USING ERRCODE = '40001';
-	END $$;
-	CREATE FUNCTION hoist_read_stale(k text, i text, expected bigint) RETURNS bigint
-	LANGUAGE plpgsql VOLATILE AS $$
-	BEGIN
-		RAISE EXCEPTION 'store: version conflict: % "%" changed since it was read at version %', k, i, expected
-			USING ERRCODE = '40001';
+		FOR i IN 1 .. length(ops) LOOP
+			s := 0;
+			CASE substr(ops, i, 1)
+			WHEN 'c' THEN
+				SELECT version INTO found_version FROM hoist_records WHERE kind = kinds[i] AND id = ids[i];
+				IF found_version IS DISTINCT FROM versions[i] THEN
+					RAISE EXCEPTION 'store: version conflict: % "%" changed since it was read at version %',
+						kinds[i], ids[i], versions[i] USING ERRCODE = '40001';
+				END IF;
+			WHEN 'p' THEN
+				UPDATE hoist_records SET parent = parents[i], data = datas[i], version = version + 1
+					WHERE kind = kinds[i] AND id = ids[i] AND version = versions[i] RETURNING seq INTO s;
+				IF NOT FOUND THEN
+					SELECT version INTO found_version FROM hoist_records WHERE kind = kinds[i] AND id = ids[i];
+					IF NOT FOUND THEN
+						RAISE EXCEPTION 'store: record not found: % "%"', kinds[i], ids[i] USING ERRCODE = 'P0002';
+					END IF;
+					RAISE EXCEPTION 'store: version conflict: % "%" is at version %, not %',
+						kinds[i], ids[i], found_version, versions[i] USING ERRCODE = '40001';
+				END IF;
+			WHEN 'd' THEN
+				DELETE FROM hoist_records WHERE kind = kinds[i] AND id = ids[i] RETURNING seq INTO s;
+				IF NOT FOUND THEN
+					RAISE EXCEPTION 'store: record not found: % "%"', kinds[i], ids[i] USING ERRCODE = 'P0002';
+				END IF;
+			WHEN 'r' THEN
+				UPDATE hoist_records SET parent = parents[i], data = datas[i], version = 1, seq = DEFAULT
+					WHERE kind = kinds[i] AND id = ids[i] RETURNING seq INTO s;
+				IF NOT FOUND THEN
+					RAISE EXCEPTION 'store: record not found: % "%"', kinds[i], ids[i] USING ERRCODE = 'P0002';
+				END IF;
+			WHEN 'i' THEN
+				INSERT INTO hoist_records (kind, id, parent, version, data)
+					VALUES (kinds[i], ids[i], parents[i], 1, datas[i]) RETURNING seq INTO s;
+			WHEN 'n' THEN
+				PERFORM pg_notify('hoist_announce', parents[i]);
+			END CASE;
+			seqs := seqs || s;
+		END LOOP;
+		RETURN seqs;
 	END $$;`,
+	// Room on each page for a record's next version: a Put that keeps Parent (most writes:
+	// a document edited in place) can then be a heap-only update, which adds no entry to any
+	// of the three indexes.
+	`ALTER TABLE hoist_records SET (fillfactor = 80);`,
 }
 
 // migrate brings the schema up to date in one transaction under the advisory lock.
