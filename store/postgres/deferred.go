@@ -12,15 +12,13 @@ import (
 
 // Updates marked store.CompareAndSetOnly run as a deferredTx: no transaction surrounds their
 // reads, each of which is one statement on the pool (or the read cache, readcache.go); their
-// writes are queued and sent when the function returns, all in one call of hoist_apply
-// (schema.go), which runs them in order in its one statement: all of it commits or none. A
+// writes are queued and applied when the function returns, in one call of hoist_apply
+// (schema.go, applyqueue.go) that runs them in order, all or none, with the writes of the
+// Updates queued beside them. A
 // write that misses (a stale version, a record gone, an ID taken) raises an error there,
 // which rolls everything back. A claim therefore costs its uncached reads plus one round trip
 // and one statement for all its writes, instead of BEGIN, reads, one round trip per write and
 // COMMIT.
-
-// sqlApply runs a deferred Update's checks and writes (hoist_apply).
-const sqlApply = `SELECT hoist_apply($1, $2, $3, $4, $5, $6)`
 
 // noDataFound is the SQLSTATE hoist_apply raises for a record that is not there.
 const noDataFound = "P0002"
@@ -83,8 +81,7 @@ func (t *deferredTx) commit() error {
 	for i := range t.writes {
 		t.addWrite(&a, i)
 	}
-	var seqs []int64
-	err := t.s.pool.QueryRow(t.ctx, sqlApply, string(a.ops), a.kinds, a.ids, a.parents, a.versions, a.datas).Scan(&seqs)
+	seqs, err := t.s.apply(t.ctx, a)
 	if err != nil {
 		t.s.cache.drop(t.keys())
 		return fmt.Errorf("postgres store: commit: %w", classify(err))
@@ -150,6 +147,13 @@ func (a *applyArgs) add(op byte, r *store.Record, version int64, w int) {
 	a.kinds, a.ids, a.parents = append(a.kinds, r.Kind), append(a.ids, r.ID), append(a.parents, r.Parent)
 	a.versions, a.datas = append(a.versions, version), append(a.datas, nonNil(r.Data))
 	a.write = append(a.write, w)
+}
+
+// append adds b's operations after a's.
+func (a *applyArgs) append(b *applyArgs) {
+	a.ops = append(a.ops, b.ops...)
+	a.kinds, a.ids, a.parents = append(a.kinds, b.kinds...), append(a.ids, b.ids...), append(a.parents, b.parents...)
+	a.versions, a.datas = append(a.versions, b.versions...), append(a.datas, b.datas...)
 }
 
 // writeSeqs gives each of n queued writes the Seq hoist_apply answered for it (0 for a Delete

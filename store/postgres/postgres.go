@@ -39,8 +39,9 @@ const (
 
 // Store is the PostgreSQL store. It implements store.Store.
 type Store struct {
-	pool  *pgxpool.Pool
-	cache readCache // records read or written by CompareAndSetOnly Updates (readcache.go)
+	pool    *pgxpool.Pool
+	cache   readCache  // records read or written by CompareAndSetOnly Updates (readcache.go)
+	applies applyQueue // their writes waiting to be applied (applyqueue.go)
 }
 
 var _ store.Store = (*Store)(nil)

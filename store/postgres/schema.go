@@ -33,61 +33,74 @@ var migrations = []string{
 		data bytea   NOT NULL,
 		PRIMARY KEY (key, gen, part)
 	);`,
-	// hoist_apply runs the writes of a CompareAndSetOnly Update (deferred.go) in order, in
-	// one statement, so they commit all or none: ops[i] is 'c' (check that the record kinds[i]
-	// ids[i] is at versions[i]), 'p' (Put at versions[i]), 'd' (Delete), 'i' (Insert), 'r'
-	// (replace: Delete and Insert again, the row rewritten with a new Seq) or 'n' (announce
-	// parents[i]). It returns each operation's Seq (0 for checks and
-	// announcements). A stale check or Put raises serialization_failure (the Update runs its
-	// function again), a Put or Delete of a record that is gone no_data_found, an Insert of a
-	// taken ID unique_violation.
-	`CREATE FUNCTION hoist_apply(ops text, kinds text[], ids text[], parents text[], versions bigint[], datas bytea[])
-	RETURNS bigint[] LANGUAGE plpgsql VOLATILE AS $$
+	// hoist_apply runs the writes of several CompareAndSetOnly Updates (deferred.go,
+	// applyqueue.go) in one statement. Update u has counts[u] consecutive operations; ops[i]
+	// is 'c' (check that the record kinds[i] ids[i] is at versions[i]), 'p' (Put at
+	// versions[i]), 'd' (Delete), 'i' (Insert), 'r' (replace: Delete and Insert again, the row
+	// rewritten with a new Seq) or 'n' (announce parents[i]). Each Update runs in a
+	// subtransaction of its own, so it commits all or none of its writes, independently of
+	// the others: a stale check or Put raises serialization_failure, a Put or Delete of a
+	// record that is gone no_data_found, an Insert of a taken ID unique_violation, and
+	// codes[u] and messages[u] say so ('' when it succeeded). seqs[i] is the Seq of write i.
+	`CREATE FUNCTION hoist_apply(counts int[], ops text, kinds text[], ids text[], parents text[],
+		versions bigint[], datas bytea[], OUT seqs bigint[], OUT codes text[], OUT messages text[])
+	LANGUAGE plpgsql VOLATILE AS $$
 	DECLARE
-		seqs bigint[] := '{}';
+		pos int := 1;
 		s bigint;
 		found_version bigint;
 	BEGIN
-		FOR i IN 1 .. length(ops) LOOP
-			s := 0;
-			CASE substr(ops, i, 1)
-			WHEN 'c' THEN
-				SELECT version INTO found_version FROM hoist_records WHERE kind = kinds[i] AND id = ids[i];
-				IF found_version IS DISTINCT FROM versions[i] THEN
-					RAISE EXCEPTION 'store: version conflict: % "%" changed since it was read at version %',
-						kinds[i], ids[i], versions[i] USING ERRCODE = '40001';
-				END IF;
-			WHEN 'p' THEN
-				UPDATE hoist_records SET parent = parents[i], data = datas[i], version = version + 1
-					WHERE kind = kinds[i] AND id = ids[i] AND version = versions[i] RETURNING seq INTO s;
-				IF NOT FOUND THEN
-					SELECT version INTO found_version FROM hoist_records WHERE kind = kinds[i] AND id = ids[i];
-					IF NOT FOUND THEN
-						RAISE EXCEPTION 'store: record not found: % "%"', kinds[i], ids[i] USING ERRCODE = 'P0002';
-					END IF;
-					RAISE EXCEPTION 'store: version conflict: % "%" is at version %, not %',
-						kinds[i], ids[i], found_version, versions[i] USING ERRCODE = '40001';
-				END IF;
-			WHEN 'd' THEN
-				DELETE FROM hoist_records WHERE kind = kinds[i] AND id = ids[i] RETURNING seq INTO s;
-				IF NOT FOUND THEN
-					RAISE EXCEPTION 'store: record not found: % "%"', kinds[i], ids[i] USING ERRCODE = 'P0002';
-				END IF;
-			WHEN 'r' THEN
-				UPDATE hoist_records SET parent = parents[i], data = datas[i], version = 1, seq = DEFAULT
-					WHERE kind = kinds[i] AND id = ids[i] RETURNING seq INTO s;
-				IF NOT FOUND THEN
-					RAISE EXCEPTION 'store: record not found: % "%"', kinds[i], ids[i] USING ERRCODE = 'P0002';
-				END IF;
-			WHEN 'i' THEN
-				INSERT INTO hoist_records (kind, id, parent, version, data)
-					VALUES (kinds[i], ids[i], parents[i], 1, datas[i]) RETURNING seq INTO s;
-			WHEN 'n' THEN
-				PERFORM pg_notify('hoist_announce', parents[i]);
-			END CASE;
-			seqs := seqs || s;
+		seqs := '{}'; codes := '{}'; messages := '{}';
+		FOR u IN 1 .. coalesce(array_length(counts, 1), 0) LOOP
+			BEGIN
+				FOR i IN pos .. pos + counts[u] - 1 LOOP
+					s := 0;
+					CASE substr(ops, i, 1)
+					WHEN 'c' THEN
+						SELECT version INTO found_version FROM hoist_records WHERE kind = kinds[i] AND id = ids[i];
+						IF found_version IS DISTINCT FROM versions[i] THEN
+							RAISE EXCEPTION 'store: version conflict: % "%" changed since it was read at version %',
+								kinds[i], ids[i], versions[i] USING ERRCODE = '40001';
+						END IF;
+					WHEN 'p' THEN
+						UPDATE hoist_records SET parent = parents[i], data = datas[i], version = version + 1
+							WHERE kind = kinds[i] AND id = ids[i] AND version = versions[i] RETURNING seq INTO s;
+						IF NOT FOUND THEN
+							SELECT version INTO found_version FROM hoist_records WHERE kind = kinds[i] AND id = ids[i];
+							IF NOT FOUND THEN
+								RAISE EXCEPTION 'store: record not found: % "%"', kinds[i], ids[i] USING ERRCODE = 'P0002';
+							END IF;
+							RAISE EXCEPTION 'store: version conflict: % "%" is at version %, not %',
+								kinds[i], ids[i], found_version, versions[i] USING ERRCODE = '40001';
+						END IF;
+					WHEN 'd' THEN
+						DELETE FROM hoist_records WHERE kind = kinds[i] AND id = ids[i] RETURNING seq INTO s;
+						IF NOT FOUND THEN
+							RAISE EXCEPTION 'store: record not found: % "%"', kinds[i], ids[i] USING ERRCODE = 'P0002';
+						END IF;
+					WHEN 'r' THEN
+						UPDATE hoist_records SET parent = parents[i], data = datas[i], version = 1, seq = DEFAULT
+							WHERE kind = kinds[i] AND id = ids[i] RETURNING seq INTO s;
+						IF NOT FOUND THEN
+							RAISE EXCEPTION 'store: record not found: % "%"', kinds[i], ids[i] USING ERRCODE = 'P0002';
+						END IF;
+					WHEN 'i' THEN
+						INSERT INTO hoist_records (kind, id, parent, version, data)
+							VALUES (kinds[i], ids[i], parents[i], 1, datas[i]) RETURNING seq INTO s;
+					WHEN 'n' THEN
+						PERFORM pg_notify('hoist_announce', parents[i]);
+					END CASE;
+					seqs[i] := s;
+				END LOOP;
+				codes[u] := ''; messages[u] := '';
+			EXCEPTION WHEN OTHERS THEN
+				codes[u] := SQLSTATE; messages[u] := SQLERRM;
+				FOR i IN pos .. pos + counts[u] - 1 LOOP
+					seqs[i] := 0; -- none of it was written
+				END LOOP;
+			END;
+			pos := pos + counts[u];
 		END LOOP;
-		RETURN seqs;
 	END $$;`,
 	// Room on each page for a record's next version: a Put that keeps Parent (most writes:
 	// a document edited in place) can then be a heap-only update, which adds no entry to any
