@@ -5,10 +5,10 @@
 // memory, pids) is taken from the v1 hierarchy that carries it, else from cgroup2.
 //
 // A Manager owns a parent group (Config.Parent) below the cgroup this process is in, in every
-// hierarchy it uses; Create makes one group per instance beneath it. A process joins a group
-// by writing its own PID into every file ProcsFiles lists before it execs (package contain
-// does that), so nothing it starts escapes the limits. On a host with cgroup2 the group's
-// cgroup2 directory (UnifiedDir) is where per-instance BPF programs attach.
+// hierarchy it uses; Create makes one group per instance beneath it. A process joins the
+// group in every hierarchy Dirs lists before it execs (package contain does that), so nothing
+// it starts escapes the limits. On a host with cgroup2 the group's cgroup2 directory
+// (UnifiedDir) is where per-instance BPF programs attach.
 //
 // The package is a library: it keeps no state beyond the directories it names, and its only
 // waiting (Close draining a group) runs on the clock it is given. It is hand-written rather
