@@ -56,9 +56,6 @@ func NewResources(cfg ResourcesConfig) *Resources {
 		log.Warn("local instances run without resource limits: their processes may use all of this host's CPUs and memory", "reason", r.reason)
 	} else {
 		log.Info("local instances get the vCPUs, memory and process count of their instance type", "cgroups", m.Layout())
-		if !m.FastMigrations() {
-			log.Info("each instance process waits for the kernel to move it into its control group; mounting cgroup2 with favordynmods makes that faster (docs/isolation.md)")
-		}
 	}
 	return r
 }

@@ -74,7 +74,6 @@ type hierarchy struct {
 type Manager struct {
 	cfg   Config
 	hiers []hierarchy
-	fast  bool // the host's cgroups favour dynamic modifications (FastMigrations)
 }
 
 // New detects the host's cgroup layout and creates the parent group in every hierarchy it
@@ -98,7 +97,7 @@ func New(cfg Config) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Manager{cfg: cfg, hiers: hiers, fast: lay.fastMigrations()}
+	m := &Manager{cfg: cfg, hiers: hiers}
 	for _, h := range hiers {
 		if err := m.makeParent(h); err != nil {
 			return nil, err
@@ -106,11 +105,6 @@ func New(cfg Config) (*Manager, error) {
 	}
 	return m, nil
 }
-
-// FastMigrations reports whether the host's cgroups are mounted with favordynmods. Without it,
-// each process that joins a group (every launch of an instance's process) waits for an RCU
-// grace period, about 12 ms on this repository's test machine (docs/isolation.md).
-func (m *Manager) FastMigrations() bool { return m.fast }
 
 // Layout describes the hierarchies in use, e.g. "cgroup v1 (cpu, memory, pids) with cgroup2
 // at /sys/fs/cgroup/unified", for the log line saying how instances are contained.

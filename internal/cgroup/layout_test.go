@@ -83,18 +83,6 @@ func TestParseMountNamespacedRoot(t *testing.T) {
 	}
 }
 
-// favordynmods on any cgroup mount (the setting is global) makes migrations fast.
-func TestFastMigrations(t *testing.T) {
-	plain := mountinfo("cgroup /sys/fs/cgroup/memory rw,memory", "cgroup2 /sys/fs/cgroup/unified rw")
-	fast := mountinfo("cgroup /sys/fs/cgroup/memory rw,memory", "cgroup2 /sys/fs/cgroup/unified rw,favordynmods")
-	if parseLayout(plain, "").fastMigrations() {
-		t.Error("fast migrations without favordynmods")
-	}
-	if !parseLayout(fast, "").fastMigrations() {
-		t.Error("favordynmods on cgroup2 not seen")
-	}
-}
-
 // On a hybrid host a group has a directory in each v1 hierarchy and one on cgroup2, and Dirs
 // says which is which (package contain joins them differently).
 func TestDirsHybrid(t *testing.T) {
