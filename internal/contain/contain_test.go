@@ -328,6 +328,9 @@ func checkCgroups(t *testing.T, g *cgroup.Group) {
 	}
 	err := cmd.Run()
 	Started(cmd)
+	if cmd.ProcessState == nil {
+		t.Fatal(err)
+	}
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
 		t.Errorf("tail past the memory limit: %v", err)
 	}
