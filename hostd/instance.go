@@ -23,8 +23,8 @@ type instance struct {
 	uid int    // the user (and group) its processes run as, when contained
 
 	// cgroups and netns contain the processes further (contain.Spec): cgroups are the
-	// group's files (limits.go), netns stays empty unless instances get namespaces.
-	cgroups []string
+	// group's directories (limits.go), netns stays empty unless instances get namespaces.
+	cgroups []contain.Cgroup
 	netns   string
 	group   *InstanceGroup     // its control group; nil when not limited
 	guard   io.Closer          // its bind guard; nil when none (under mu)
@@ -180,7 +180,7 @@ func (in *instance) runProcesses(ctx context.Context) {
 		WorkDir: filepath.Join(in.dir, "local", "game"), Stdout: cfg.Stdout, Stderr: cfg.Stderr, DieWithParent: true,
 		// Local instances launch processes as fast as they start: no stagger.
 		StaggerMin: 0, StaggerMax: 1, Rand: func() float64 { return 0 },
-		Hooks: supervisor.Hooks{Prestart: in.prestart, Command: in.command, Started: in.started, Exited: in.exited},
+		Hooks: supervisor.Hooks{Prestart: in.prestart, Command: in.command, AfterStart: contain.Started, Started: in.started, Exited: in.exited},
 	})
 	in.mu.Lock()
 	in.sup = sup

@@ -110,7 +110,7 @@ func (in *instance) limit() error {
 	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	in.group, in.cgroups = g, g.ProcsFiles()
+	in.group, in.cgroups = g, g.Cgroups()
 	if !l.guard || g.UnifiedDir() == "" {
 		return nil
 	}

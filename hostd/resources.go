@@ -11,6 +11,7 @@ import (
 	"github.com/hoist-gg/hoist/gamelift"
 	"github.com/hoist-gg/hoist/internal/cgroup"
 	"github.com/hoist-gg/hoist/internal/clock"
+	"github.com/hoist-gg/hoist/internal/contain"
 )
 
 // Resources holds local instances to the vCPUs, memory and process count of their instance
@@ -22,7 +23,7 @@ import (
 //
 //	New:          r := NewResources(...); r.Sweep(nil) before any instance runs
 //	setup:        ig, err := r.Create(li) before the install script (ig is nil when degraded)
-//	each process: contain.Spec.Cgroups = ig.ProcsFiles(); netguard attaches at ig.UnifiedDir()
+//	each process: contain.Spec.Cgroups = ig.Cgroups(); netguard attaches at ig.UnifiedDir()
 //	install:      an install script that died of SIGKILL: ig.KilledOutOfMemory(true)
 //	exit:         reportExit(ctx, control, li, ig, exit) instead of AgentProcessExited
 //	teardown:     ig.Close() once the processes are stopped, before the sandbox goes
@@ -55,9 +56,6 @@ func NewResources(cfg ResourcesConfig) *Resources {
 		log.Warn("local instances run without resource limits: their processes may use all of this host's CPUs and memory", "reason", r.reason)
 	} else {
 		log.Info("local instances get the vCPUs, memory and process count of their instance type", "cgroups", m.Layout())
-		if !m.FastMigrations() {
-			log.Info("each instance process waits for the kernel to move it into its control group; mounting cgroup2 with favordynmods makes that faster (docs/isolation.md)")
-		}
 	}
 	return r
 }
@@ -109,13 +107,18 @@ type InstanceGroup struct {
 	seen int // OOM kills already attributed to an exit
 }
 
-// ProcsFiles are the files a process of the instance (install script, server process) writes
-// its PID into before it execs, to join the group: contain.Spec.Cgroups. Nil when degraded.
-func (ig *InstanceGroup) ProcsFiles() []string {
+// Cgroups are the group's directories, one per hierarchy, that a process of the instance
+// (install script, server process) joins before it execs: contain.Spec.Cgroups. Nil when
+// degraded.
+func (ig *InstanceGroup) Cgroups() []contain.Cgroup {
 	if ig == nil {
 		return nil
 	}
-	return ig.g.ProcsFiles()
+	var out []contain.Cgroup
+	for _, d := range ig.g.Dirs() {
+		out = append(out, contain.Cgroup{Dir: d.Path, V2: d.V2})
+	}
+	return out
 }
 
 // UnifiedDir is the group's cgroup2 directory (for netguard's BPF programs); "" when degraded

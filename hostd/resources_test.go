@@ -76,7 +76,7 @@ func managedInstance(t *testing.T) (*gamelift.Service, gamelift.LocalInstance) {
 func runJoined(t *testing.T, ig *InstanceGroup, id, script string) supervisor.Exit {
 	t.Helper()
 	join := `for f do echo $$ > "$f" || exit 97; done; `
-	cmd := exec.Command("/bin/sh", append([]string{"-c", join + script, "sh"}, ig.ProcsFiles()...)...)
+	cmd := exec.Command("/bin/sh", append([]string{"-c", join + script, "sh"}, procsFiles(ig)...)...)
 	out, err := cmd.CombinedOutput()
 	e := supervisor.Exit{Info: supervisor.Info{ID: id}, Code: cmd.ProcessState.ExitCode()}
 	var ee *exec.ExitError
@@ -91,6 +91,15 @@ func runJoined(t *testing.T, ig *InstanceGroup, id, script string) supervisor.Ex
 		t.Fatalf("%s could not join the group: %s", id, out)
 	}
 	return e
+}
+
+// procsFiles are ig's cgroup.procs files, through which a script joins it.
+func procsFiles(ig *InstanceGroup) []string {
+	var out []string
+	for _, c := range ig.Cgroups() {
+		out = append(out, filepath.Join(c.Dir, "cgroup.procs"))
+	}
+	return out
 }
 
 func lastEvent(t *testing.T, svc *gamelift.Service, fleetID string) api.Event {
@@ -160,9 +169,9 @@ func TestInstanceGroupLimitsAndTeardown(t *testing.T) {
 	if e.Code == 0 {
 		t.Fatal("a second child was forked past a process limit of 2")
 	}
-	files := ig.ProcsFiles()
+	files := procsFiles(ig)
 	if len(files) == 0 || !strings.Contains(files[0], li.InstanceID) {
-		t.Fatalf("ProcsFiles = %v", files)
+		t.Fatalf("cgroup.procs files = %v", files)
 	}
 	if err := ig.Close(); err != nil { // kills the background sleep
 		t.Fatal(err)
@@ -191,7 +200,7 @@ func TestDegradedResources(t *testing.T) {
 	if err != nil || ig != nil {
 		t.Fatalf("Create = %v, %v", ig, err)
 	}
-	if ig.ProcsFiles() != nil || ig.UnifiedDir() != "" || ig.Close() != nil || ig.OutOfMemory(supervisor.Exit{Signal: "killed"}) {
+	if ig.Cgroups() != nil || ig.UnifiedDir() != "" || ig.Close() != nil || ig.OutOfMemory(supervisor.Exit{Signal: "killed"}) {
 		t.Fatal("a nil InstanceGroup is not inert")
 	}
 	if removed, err := r.Sweep(nil); err != nil || removed != nil {
@@ -203,7 +212,7 @@ func TestDegradedResources(t *testing.T) {
 }
 
 // TestSupervisedProcessOutOfMemory: a server process run by agent/supervisor, joined to its
-// instance's group as package contain joins it, is killed past the memory limit, and the
+// instance's group through its cgroup.procs files, is killed past the memory limit, and the
 // supervisor's Exit for it is reported as the out-of-memory crash.
 func TestSupervisedProcessOutOfMemory(t *testing.T) {
 	r := newTestResources(t)
@@ -219,7 +228,7 @@ func TestSupervisedProcessOutOfMemory(t *testing.T) {
 		Hooks: supervisor.Hooks{
 			Prestart: func(_ context.Context, l *supervisor.Launch) error {
 				l.Path, l.Dir = "/bin/sh", "/"
-				l.Args = append([]string{"-c", `for f do echo $$ > "$f" || exit 97; done; exec tail /dev/zero`, "sh"}, ig.ProcsFiles()...)
+				l.Args = append([]string{"-c", `for f do echo $$ > "$f" || exit 97; done; exec tail /dev/zero`, "sh"}, procsFiles(ig)...)
 				return nil
 			},
 			Exited: func(e supervisor.Exit) { exits <- e },

@@ -18,6 +18,7 @@ import (
 
 	"github.com/hoist-gg/hoist/agent/supervisor"
 	"github.com/hoist-gg/hoist/gamelift"
+	"github.com/hoist-gg/hoist/internal/contain"
 )
 
 // Sandbox layout: <Dir>/<instance-id>/ stands for the instance's root directory, so a launch
@@ -210,12 +211,13 @@ func (in *instance) runInstallScript(ctx context.Context) error {
 			return fmt.Errorf("install script %s: %w", script, err)
 		}
 	}
-	if err := cmd.Start(); err != nil {
+	err := cmd.Start()
+	contain.Started(cmd)
+	if err != nil {
 		return fmt.Errorf("install script %s could not start: %w", script, err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	var err error
 	select {
 	case err = <-done:
 	case <-in.h.cfg.Clock.After(in.h.cfg.InstallTimeout):

@@ -59,6 +59,9 @@ func (s *Supervisor) start(ctx context.Context, l *Launch, now time.Time) {
 	cmd, err := s.prepare(ctx, l)
 	if err == nil {
 		err = cmd.Start()
+		if h := s.cfg.Hooks.AfterStart; h != nil {
+			h(cmd)
+		}
 	}
 	info := Info{ID: l.ID, Spec: l.Spec, StartedAt: now}
 	if err != nil {

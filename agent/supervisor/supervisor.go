@@ -106,6 +106,9 @@ type Hooks struct {
 	// Command runs once the command of a launch is built, just before it starts, and may
 	// change it (to run it contained, or as another user); an error fails the launch.
 	Command func(l *Launch, cmd *exec.Cmd) error
+	// AfterStart runs once the command has started, or failed to, to release what Command
+	// needed only for the start.
+	AfterStart func(cmd *exec.Cmd)
 }
 
 // Config configures a Supervisor. Zero values take the defaults above.

@@ -3,7 +3,9 @@ package supervisor
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -86,6 +88,22 @@ func TestLaunchFailureIsReported(t *testing.T) {
 	}
 	if n := len(h.live()); n != 0 {
 		t.Fatalf("%d live processes", n)
+	}
+}
+
+// TestAfterStartSeesEveryStart: the AfterStart hook gets the command once its start returned,
+// whether it started (a process) or not (a missing launch path).
+func TestAfterStartSeesEveryStart(t *testing.T) {
+	var started []bool
+	h := newHarness(t, func(c *Config) {
+		c.Hooks.AfterStart = func(cmd *exec.Cmd) { started = append(started, cmd.Process != nil) }
+	})
+	h.sup.SetConfig([]ServerProcess{h.spec("sleep", 1), {LaunchPath: filepath.Join(h.dir, "missing"), ConcurrentExecutions: 1}})
+	h.sup.Step(context.Background())
+	h.fc.Advance(2 * time.Second) // the stagger
+	h.sup.Step(context.Background())
+	if !slices.Equal(started, []bool{true, false}) {
+		t.Fatalf("AfterStart saw started %v, want [true false]", started)
 	}
 }
 

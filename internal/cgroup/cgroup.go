@@ -5,10 +5,10 @@
 // memory, pids) is taken from the v1 hierarchy that carries it, else from cgroup2.
 //
 // A Manager owns a parent group (Config.Parent) below the cgroup this process is in, in every
-// hierarchy it uses; Create makes one group per instance beneath it. A process joins a group
-// by writing its own PID into every file ProcsFiles lists before it execs (package contain
-// does that), so nothing it starts escapes the limits. On a host with cgroup2 the group's
-// cgroup2 directory (UnifiedDir) is where per-instance BPF programs attach.
+// hierarchy it uses; Create makes one group per instance beneath it. A process joins the
+// group in every hierarchy Dirs lists before it execs (package contain does that), so nothing
+// it starts escapes the limits. On a host with cgroup2 the group's cgroup2 directory
+// (UnifiedDir) is where per-instance BPF programs attach.
 //
 // The package is a library: it keeps no state beyond the directories it names, and its only
 // waiting (Close draining a group) runs on the clock it is given. It is hand-written rather
@@ -74,7 +74,6 @@ type hierarchy struct {
 type Manager struct {
 	cfg   Config
 	hiers []hierarchy
-	fast  bool // the host's cgroups favour dynamic modifications (FastMigrations)
 }
 
 // New detects the host's cgroup layout and creates the parent group in every hierarchy it
@@ -98,7 +97,7 @@ func New(cfg Config) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Manager{cfg: cfg, hiers: hiers, fast: lay.fastMigrations()}
+	m := &Manager{cfg: cfg, hiers: hiers}
 	for _, h := range hiers {
 		if err := m.makeParent(h); err != nil {
 			return nil, err
@@ -106,11 +105,6 @@ func New(cfg Config) (*Manager, error) {
 	}
 	return m, nil
 }
-
-// FastMigrations reports whether the host's cgroups are mounted with favordynmods. Without it,
-// each process that joins a group (every launch of an instance's process) waits for an RCU
-// grace period, about 12 ms on this repository's test machine (docs/isolation.md).
-func (m *Manager) FastMigrations() bool { return m.fast }
 
 // Layout describes the hierarchies in use, e.g. "cgroup v1 (cpu, memory, pids) with cgroup2
 // at /sys/fs/cgroup/unified", for the log line saying how instances are contained.

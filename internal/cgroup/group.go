@@ -136,8 +136,27 @@ func orMax(n int64) string {
 	return strconv.FormatInt(n, 10)
 }
 
-// ProcsFiles are the files a process joins the group through, one per hierarchy (including
-// the cgroup2 one on a hybrid host): it writes its own PID into each before it execs.
+// Dir is the group's directory in one hierarchy.
+type Dir struct {
+	// Path is the directory.
+	Path string
+	// V2 is true on cgroup2 (the unified hierarchy), false on a v1 hierarchy: how a process
+	// joins differs (cgroup2 lets it be started in the group, v1 lets one thread move).
+	V2 bool
+}
+
+// Dirs lists the group's directories, one per hierarchy (including the cgroup2 one on a
+// hybrid host): a process of the instance joins the group in each before it execs.
+func (g *Group) Dirs() []Dir {
+	out := make([]Dir, len(g.dirs))
+	for i, d := range g.dirs {
+		out[i] = Dir{Path: d, V2: g.hiers[i].v2}
+	}
+	return out
+}
+
+// ProcsFiles are the files listing the group's processes, one per hierarchy; writing a PID
+// into each moves that process into the group.
 func (g *Group) ProcsFiles() []string {
 	out := make([]string, len(g.dirs))
 	for i, d := range g.dirs {

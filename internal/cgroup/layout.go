@@ -18,9 +18,6 @@ type mount struct {
 	root  string   // the cgroup path the mount shows at point
 	v2    bool     // cgroup2
 	ctrls []string // v1: the controllers bound to it
-	// dynmods: mounted with favordynmods, which makes moving a process between groups cheap
-	// (no wait for an RCU grace period) for the whole cgroup core.
-	dynmods bool
 }
 
 // layout is what /proc/self/mountinfo and /proc/self/cgroup say.
@@ -79,7 +76,7 @@ func parseMount(line string) (mount, bool) {
 	if len(f) < 5 || len(g) < 3 {
 		return mount{}, false
 	}
-	m := mount{root: unescape(f[3]), point: unescape(f[4]), dynmods: slices.Contains(strings.Split(g[2], ","), "favordynmods")}
+	m := mount{root: unescape(f[3]), point: unescape(f[4])}
 	switch g[0] {
 	case "cgroup2":
 		m.v2 = true
@@ -93,11 +90,6 @@ func parseMount(line string) (mount, bool) {
 		return mount{}, false
 	}
 	return m, true
-}
-
-// fastMigrations reports whether a cgroup mount has favordynmods (the setting is global).
-func (l *layout) fastMigrations() bool {
-	return slices.ContainsFunc(l.mounts, func(m mount) bool { return m.dynmods })
 }
 
 // unescape undoes mountinfo's octal escapes of space, tab, newline and backslash.

@@ -83,14 +83,19 @@ func TestParseMountNamespacedRoot(t *testing.T) {
 	}
 }
 
-// favordynmods on any cgroup mount (the setting is global) makes migrations fast.
-func TestFastMigrations(t *testing.T) {
-	plain := mountinfo("cgroup /sys/fs/cgroup/memory rw,memory", "cgroup2 /sys/fs/cgroup/unified rw")
-	fast := mountinfo("cgroup /sys/fs/cgroup/memory rw,memory", "cgroup2 /sys/fs/cgroup/unified rw,favordynmods")
-	if parseLayout(plain, "").fastMigrations() {
-		t.Error("fast migrations without favordynmods")
+// On a hybrid host a group has a directory in each v1 hierarchy and one on cgroup2, and Dirs
+// says which is which (package contain joins them differently).
+func TestDirsHybrid(t *testing.T) {
+	mi := mountinfo("cgroup /sys/fs/cgroup/cpu rw,cpu", "cgroup /sys/fs/cgroup/memory rw,memory",
+		"cgroup /sys/fs/cgroup/pids rw,pids", "cgroup2 /sys/fs/cgroup/unified rw")
+	hiers, err := parseLayout(mi, "3:pids:/\n2:memory:/\n1:cpu:/\n0::/\n").plan("hoist")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if !parseLayout(fast, "").fastMigrations() {
-		t.Error("favordynmods on cgroup2 not seen")
+	got := (&Manager{hiers: hiers}).group("i-1").Dirs()
+	want := []Dir{{Path: "/sys/fs/cgroup/cpu/hoist/i-1"}, {Path: "/sys/fs/cgroup/memory/hoist/i-1"},
+		{Path: "/sys/fs/cgroup/pids/hoist/i-1"}, {Path: "/sys/fs/cgroup/unified/hoist/i-1", V2: true}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("Dirs = %+v\nwant %+v", got, want)
 	}
 }

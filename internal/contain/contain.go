@@ -8,11 +8,11 @@
 // It works by re-executing the current binary: Spec.Wrap rewrites a prepared *exec.Cmd so that
 // it starts this binary in "init mode" (a marker in the environment) inside new mount and IPC
 // namespaces; Main, called first thing in main() (and in TestMain of tests that launch
-// contained processes), notices the marker, joins the cgroups and network namespace of the
-// Spec, builds the file system view, pivots into it, drops to Spec.UID/GID and execs the real
-// program, which therefore keeps the PID, the process group and the parent-death signal the
-// caller set up. A failure during that set-up is written to stderr and ends the process with
-// ExitSetupFailed, before any of the program runs.
+// contained processes), notices the marker, joins the cgroups (it was started in the cgroup2
+// one) and network namespace of the Spec, builds the file system view, pivots into it, drops
+// to Spec.UID/GID and execs the real program, which therefore keeps the PID, the process group
+// and the parent-death signal the caller set up. A failure during that set-up is written to
+// stderr and ends the process with ExitSetupFailed, before any of the program runs.
 //
 // No PID namespace is used: the program would be PID 1 in it, which the kernel shields from
 // every signal it has no handler for (a game server relying on SIGTERM's default action would
@@ -55,13 +55,29 @@ type Spec struct {
 	UID, GID int
 	// Root is the instance's sandbox on the host: Root/local appears read-write at /local.
 	Root string
-	// Cgroups are cgroup membership files (cgroup.procs or tasks) the process writes its own
-	// PID into before anything else.
-	Cgroups []string
+	// Cgroups are the control groups the process joins before anything else, one per
+	// cgroup hierarchy.
+	Cgroups []Cgroup
 	// NetNS, when set, is the path of a network namespace (e.g. /run/netns/NAME) to join.
 	NetNS string
 	// TmpBytes bounds the size of /tmp and of /dev/shm (DefaultTmpBytes when zero).
 	TmpBytes int64
+}
+
+// Cgroup is a control group, in one hierarchy, that a contained process joins.
+//
+// A cgroup2 group is joined at birth: the init is started in it (clone3 with
+// CLONE_INTO_CGROUP, Linux 5.7+), or, where the kernel or a seccomp filter refuses that,
+// writes its PID into the group's cgroup.procs. A v1 group is joined by the one thread of the
+// init that later execs the program, through the group's tasks file; the program keeps that
+// thread's groups. Neither way takes the kernel's global lock for moving whole processes
+// (since Linux 6.1 for the thread), whose every use waits for an RCU grace period unless the
+// host's cgroups are mounted with favordynmods; the cgroup.procs fallback does.
+type Cgroup struct {
+	// Dir is the group's directory.
+	Dir string
+	// V2 is true when Dir is on cgroup2 (the unified hierarchy), false on a v1 hierarchy.
+	V2 bool
 }
 
 // Support tells whether this host can contain processes.
@@ -74,7 +90,7 @@ type Support struct {
 
 // launch is what the init needs to build the view and start the program.
 type launch struct {
-	Spec      Spec
+	Spec      Spec     // its Cgroups: those the init joins (not the one it was started in)
 	Path      string   // the program, as a path inside the namespace
 	Args      []string // its argv
 	Dir       string   // its working directory inside the namespace
@@ -91,25 +107,27 @@ func Installed() bool { return installed.Load() }
 // command's Path, Args and Dir are taken as paths inside the namespace (/local/game/...). Its
 // Env is kept (os.Environ() when nil); Stdin, Stdout, Stderr, ExtraFiles, Setpgid and
 // Pdeathsig work as usual. Wrap fails when Main was not called in this binary, when s is
-// incomplete, or when cmd sets its own Credential.
+// incomplete, or when cmd sets its own Credential or cgroup.
+//
+// When s has a cgroup2 group the command starts in it, through a descriptor of its directory
+// that Wrap opens: call Started once cmd.Start has returned to close it.
 func (s Spec) Wrap(cmd *exec.Cmd) error {
 	if err := s.check(cmd); err != nil {
 		return err
 	}
-	// The init finds the sandbox under the host's tree moved aside, where an absolute
-	// symbolic link on the way would no longer lead to it: resolve them here.
-	root, err := filepath.EvalSymlinks(s.Root)
+	l, err := s.launchOf(cmd)
 	if err != nil {
-		return fmt.Errorf("contain: sandbox root: %w", err)
+		return err
 	}
-	s.Root = root
-	l := launch{Spec: s, Path: cmd.Path, Args: cmd.Args, Dir: cmd.Dir}
-	if l.Dir == "" {
-		l.Dir = "/local"
+	if err := namespaces(cmd); err != nil {
+		return err
 	}
-	l.Pdeathsig = pdeathsig(cmd)
+	if l.Spec.Cgroups, err = startIn(cmd, s.Cgroups); err != nil {
+		return err
+	}
 	b, err := json.Marshal(l)
 	if err != nil {
+		Started(cmd)
 		return fmt.Errorf("contain: %w", err)
 	}
 	if cmd.Env == nil {
@@ -117,7 +135,23 @@ func (s Spec) Wrap(cmd *exec.Cmd) error {
 	}
 	cmd.Env = append(cmd.Env, envInit+"="+string(b))
 	cmd.Path, cmd.Args, cmd.Dir = "/proc/self/exe", []string{initArg0}, "/"
-	return namespaces(cmd)
+	return nil
+}
+
+// launchOf is what the init needs to run cmd as s says.
+func (s Spec) launchOf(cmd *exec.Cmd) (launch, error) {
+	// The init finds the sandbox under the host's tree moved aside, where an absolute
+	// symbolic link on the way would no longer lead to it: resolve them here.
+	root, err := filepath.EvalSymlinks(s.Root)
+	if err != nil {
+		return launch{}, fmt.Errorf("contain: sandbox root: %w", err)
+	}
+	s.Root = root
+	l := launch{Spec: s, Path: cmd.Path, Args: cmd.Args, Dir: cmd.Dir, Pdeathsig: pdeathsig(cmd)}
+	if l.Dir == "" {
+		l.Dir = "/local"
+	}
+	return l, nil
 }
 
 // check validates s and cmd for Wrap.
@@ -135,6 +169,8 @@ func (s Spec) check(cmd *exec.Cmd) error {
 		return fmt.Errorf("contain: program %q is not an absolute path inside the sandbox", cmd.Path)
 	case ownCredential(cmd):
 		return errors.New("contain: the command sets its own credentials")
+	case ownCgroup(cmd):
+		return errors.New("contain: the command sets its own cgroup")
 	}
 	return nil
 }

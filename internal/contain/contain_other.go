@@ -16,6 +16,14 @@ func pdeathsig(*exec.Cmd) int { return 0 }
 
 func ownCredential(*exec.Cmd) bool { return false }
 
+func ownCgroup(*exec.Cmd) bool { return false }
+
+// startIn leaves every group to the init (which cannot run here).
+func startIn(_ *exec.Cmd, groups []Cgroup) ([]Cgroup, error) { return groups, nil }
+
+// Started does nothing: Wrap opens nothing here.
+func Started(*exec.Cmd) {}
+
 // runInit fails: there is no init mode outside Linux.
 func runInit(launch) error { return errors.New("contained processes need Linux") }
 

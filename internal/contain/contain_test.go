@@ -3,17 +3,21 @@ package contain
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/hoist-gg/hoist/internal/cgroup"
 	"github.com/hoist-gg/hoist/internal/testwait"
+	"golang.org/x/sys/unix"
 )
 
 // The test binary doubles as the init (Main); with first argument "contain-probe" it prints
@@ -89,7 +93,9 @@ func run(t *testing.T, s Spec, script string) map[string]bool {
 	if err := s.Wrap(cmd); err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Run(); err != nil {
+	err := cmd.Run()
+	Started(cmd)
+	if err != nil {
 		t.Fatalf("%v: %s", err, out.String())
 	}
 	lines := map[string]bool{}
@@ -185,6 +191,11 @@ func TestWrapRefuses(t *testing.T) {
 			c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 5}}
 			return Spec{UID: 5, GID: 5, Root: root}, c
 		},
+		"cgroup": func() (Spec, *exec.Cmd) {
+			c := exec.Command("/bin/true")
+			c.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: 99}
+			return Spec{UID: 5, GID: 5, Root: root}, c
+		},
 	}
 	for name, mk := range cases {
 		s, c := mk()
@@ -239,14 +250,9 @@ func alive(pid int) bool {
 	return err == nil && !strings.Contains(string(b), ") Z ")
 }
 
-// A contained process joins the cgroups and the network namespace of its Spec.
-func TestCgroupsAndNetNS(t *testing.T) {
+// A contained process joins the network namespace of its Spec.
+func TestNetNS(t *testing.T) {
 	needRoot(t)
-	cg := filepath.Join("/sys/fs/cgroup/pids", "hoist-contain-test-"+strconv.Itoa(os.Getpid()))
-	if err := os.Mkdir(cg, 0o755); err != nil {
-		t.Skip("no pids cgroup: ", err)
-	}
-	defer os.Remove(cg)
 	ns := exec.Command("/bin/sleep", "600")
 	ns.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET}
 	if err := ns.Start(); err != nil {
@@ -255,20 +261,128 @@ func TestCgroupsAndNetNS(t *testing.T) {
 	defer func() { ns.Process.Kill(); ns.Wait() }()
 	nsPath := "/proc/" + strconv.Itoa(ns.Process.Pid) + "/ns/net"
 	want, _ := os.Readlink(nsPath)
-	root := sandbox(t, testUID)
-	got := run(t, Spec{UID: testUID, GID: testUID, Root: root, Cgroups: []string{filepath.Join(cg, "cgroup.procs")}, NetNS: nsPath},
-		"grep pids: /proc/self/cgroup; readlink /proc/self/ns/net")
-	if !got["pids:/"+filepath.Base(cg)] && !got[strings.TrimPrefix(cg, "/sys/fs/cgroup")] {
-		found := false
-		for l := range got {
-			found = found || strings.HasSuffix(l, "pids:/"+filepath.Base(cg))
-		}
-		if !found {
-			t.Errorf("not in the cgroup: %v", got)
-		}
-	}
+	got := run(t, Spec{UID: testUID, GID: testUID, Root: sandbox(t, testUID), NetNS: nsPath}, "readlink /proc/self/ns/net")
 	if !got[want] {
 		t.Errorf("network namespace: want %s, got %v", want, got)
+	}
+}
+
+// testGroup makes a control group in every hierarchy of the host (internal/cgroup's way),
+// with a memory limit of 32 MiB, removed at the end of the test.
+func testGroup(t testing.TB) *cgroup.Group {
+	t.Helper()
+	m, err := cgroup.New(cgroup.Config{Parent: "hoist-contain-test-" + strconv.Itoa(os.Getpid())})
+	if err != nil {
+		t.Skip("no cgroups here: ", err)
+	}
+	t.Cleanup(func() { m.Remove() })
+	g, err := m.Create("i-test", cgroup.Limits{MemoryBytes: 32 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// cgroups is what a Spec says of g.
+func cgroups(g *cgroup.Group) []Cgroup {
+	var out []Cgroup
+	for _, d := range g.Dirs() {
+		out = append(out, Cgroup{Dir: d.Path, V2: d.V2})
+	}
+	return out
+}
+
+// A contained process is in its group in every hierarchy of the host (v1 ones and cgroup2)
+// when it runs the program, whether clone3 started it in the cgroup2 group or the init
+// joined it itself; and the group's memory limit holds it.
+func TestCgroups(t *testing.T) {
+	needRoot(t)
+	g := testGroup(t)
+	t.Run("clone", func(t *testing.T) { checkCgroups(t, g) })
+	t.Run("fallback", func(t *testing.T) {
+		defer cloneState.Store(cloneState.Swap(cloneRefused)) // as where clone3 cannot
+		checkCgroups(t, g)
+	})
+}
+
+// checkCgroups runs a contained program in g and checks its /proc/self/cgroup, then that a
+// program filling memory is killed at the limit, and counted.
+func checkCgroups(t *testing.T, g *cgroup.Group) {
+	s := Spec{UID: testUID, GID: testUID, Root: sandbox(t, testUID), Cgroups: cgroups(g)}
+	got := run(t, s, "cat /proc/self/cgroup")
+	suffix := "/" + filepath.Base(filepath.Dir(s.Cgroups[0].Dir)) + "/" + g.Name()
+	in := map[bool]int{} // by "is the cgroup2 line"
+	for line := range got {
+		if strings.HasSuffix(line, suffix) {
+			in[strings.HasPrefix(line, "0::")]++
+		}
+	}
+	if in[false]+in[true] != len(s.Cgroups) || (in[true] == 1) != (g.UnifiedDir() != "") {
+		// fatal: outside its memory group tail would fill the host's memory
+		t.Fatalf("in %d of %d groups (cgroup2 %q): %v", in[false]+in[true], len(s.Cgroups), g.UnifiedDir(), got)
+	}
+	before, _ := g.OOMKills()
+	cmd := exec.Command("/usr/bin/tail", "/dev/zero") // keeps its one endless line in memory
+	if err := s.Wrap(cmd); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Run()
+	Started(cmd)
+	if cmd.ProcessState == nil {
+		t.Fatal(err)
+	}
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
+		t.Errorf("tail past the memory limit: %v", err)
+	}
+	if n, err := g.OOMKills(); err != nil || n != before+1 {
+		t.Errorf("OOM kills %d, %v; want %d", n, err, before+1)
+	}
+}
+
+// With a cgroup2 group, Wrap has the command cloned into it (the init joins only the others)
+// through a descriptor that Started closes.
+func TestWrapStartsInCgroup2(t *testing.T) {
+	needRoot(t)
+	g := testGroup(t)
+	if g.UnifiedDir() == "" {
+		t.Skip("no cgroup2 here")
+	}
+	cmd := exec.Command("/bin/true")
+	if err := (Spec{UID: testUID, GID: testUID, Root: t.TempDir(), Cgroups: cgroups(g)}).Wrap(cmd); err != nil {
+		t.Fatal(err)
+	}
+	a := cmd.SysProcAttr
+	if !a.UseCgroupFD && cloneState.Load() == cloneRefused {
+		t.Skip("clone3 cannot start processes in cgroups here")
+	}
+	if !a.UseCgroupFD {
+		t.Fatal("not cloned into the cgroup2 group")
+	}
+	fd := a.CgroupFD
+	var l launch
+	if err := json.Unmarshal([]byte(strings.TrimPrefix(cmd.Env[len(cmd.Env)-1], envInit+"=")), &l); err != nil {
+		t.Fatal(err)
+	}
+	want := slices.DeleteFunc(cgroups(g), func(c Cgroup) bool { return c.V2 })
+	if !slices.Equal(l.Spec.Cgroups, want) {
+		t.Errorf("the init joins %v, want %v", l.Spec.Cgroups, want)
+	}
+	Started(cmd)
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != unix.EBADF || a.UseCgroupFD {
+		t.Errorf("after Started: descriptor %d: %v; UseCgroupFD %v", fd, err, a.UseCgroupFD)
+	}
+}
+
+// cloneVerdict settles on the errors that say whether clone3 can start a process in a group.
+func TestCloneVerdict(t *testing.T) {
+	for _, c := range []struct {
+		err       error
+		ok, final bool
+	}{{syscall.EACCES, true, true}, {syscall.ENOSYS, false, true}, {syscall.EINVAL, false, true},
+		{syscall.EPERM, false, true}, {syscall.EAGAIN, false, false}} {
+		if ok, final := cloneVerdict(c.err); ok != c.ok || final != c.final {
+			t.Errorf("%v: ok %v final %v", c.err, ok, final)
+		}
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"strconv"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -36,7 +35,7 @@ func ownCredential(cmd *exec.Cmd) bool {
 
 // runInit sets up the contained process and execs the program; it returns only on failure.
 func runInit(l launch) error {
-	runtime.LockOSThread() // setns and exec act on this thread
+	runtime.LockOSThread() // joining v1 cgroups, setns and exec act on this thread
 	parent := os.Getppid()
 	if err := joinCgroups(l.Spec.Cgroups); err != nil {
 		return err
@@ -56,17 +55,6 @@ func runInit(l launch) error {
 	path := l.Path
 	if err := syscall.Exec(path, l.Args, programEnv()); err != nil {
 		return fmt.Errorf("exec %s: %w", path, err)
-	}
-	return nil
-}
-
-// joinCgroups writes this process's PID into each cgroup membership file.
-func joinCgroups(files []string) error {
-	pid := []byte(strconv.Itoa(os.Getpid()))
-	for _, f := range files {
-		if err := os.WriteFile(f, pid, 0); err != nil {
-			return fmt.Errorf("joining cgroup: %w", err)
-		}
 	}
 	return nil
 }
