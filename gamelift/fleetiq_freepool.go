@@ -57,7 +57,8 @@ func (sh share) owns(id string) bool {
 
 // takeFree reserves, at random, a game server of the pool of the instance whose free slots
 // are under parent. ok is false when there is no pool younger than rankingTTL; id is empty
-// when the pool is empty.
+// when the pool was empty when read (the instance is passed over until the pool expires). A
+// pool whose last game server is taken goes, so that the next claim reads the list again.
 func (c *placementCache) takeFree(parent string, now int64) (id string, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -72,6 +73,9 @@ func (c *placementCache) takeFree(parent string, now int64) (id string, ok bool)
 	id = p.ids[i]
 	p.ids[i] = p.ids[len(p.ids)-1]
 	p.ids = p.ids[:len(p.ids)-1]
+	if len(p.ids) == 0 {
+		delete(c.free, parent) // used up, not found empty: the next claim reads the list again
+	}
 	c.inflight[id] = struct{}{}
 	return id, true
 }
