@@ -44,7 +44,6 @@ func TestSharesPartitionGameServers(t *testing.T) {
 	}
 }
 
-
 // Two nodes on one store claim from their own shares of a group, so they never try the same
 // game server; a node whose share is claimed takes from the other's before it answers
 // OutOfCapacityException.
@@ -94,4 +93,30 @@ func TestClaimsComeFromTheNodesShare(t *testing.T) {
 	claimN(a, 1, func(id string) bool { return !shareA.owns(id) }) // the last one, of b's share
 	_, err = claim(b, "g")
 	wantCode(t, err, api.OutOfCapacityException)
+}
+
+// A claim starts at the first instance that may have room, and comes back to an earlier one
+// once its hint lapses.
+func TestNextSkipsExhaustedInstances(t *testing.T) {
+	gp := &groupPlacement{instances: make([]rankedInstance, 5), exhausted: make([]int64, 5)}
+	all := func(string) bool { return true }
+	for i, until := range []int64{110, 110, 105, 110} {
+		gp.markExhausted(i, until)
+	}
+	if got := gp.next(0, all, 100, false); got != 4 {
+		t.Fatalf("next at 100 = %d, want 4", got)
+	}
+	if got := gp.next(0, all, 100, true); got != 0 {
+		t.Fatalf("fresh next = %d, want 0", got)
+	}
+	if got := gp.next(0, all, 106, false); got != 2 {
+		t.Fatalf("next at 106 = %d, want 2 (its hint lapsed at 105)", got)
+	}
+	gp.markExhausted(2, 120)
+	if got := gp.next(0, all, 107, false); got != 4 {
+		t.Fatalf("next at 107 = %d, want 4", got)
+	}
+	if got := gp.next(0, all, 111, false); got != 0 {
+		t.Fatalf("next at 111 = %d, want 0", got)
+	}
 }

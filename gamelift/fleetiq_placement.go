@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -53,6 +54,11 @@ type groupPlacement struct {
 	// exhausted[i] is the time (Unix ms) before which instances[i] has nothing to claim: no
 	// free game server, and its oldest claim lapses then. 0 when unknown.
 	exhausted []int64
+	// The instances before open are all exhausted until openUntil at least, so that a claim
+	// in a group of many full instances starts at the first that may have room (guarded by
+	// mu).
+	open      int
+	openUntil int64
 }
 
 // placementCache holds the snapshots of one Service, and the game servers this node is
@@ -291,12 +297,28 @@ func (gp *groupPlacement) keepHints(old *groupPlacement) {
 func (gp *groupPlacement) next(from int, allowed func(string) bool, now int64, fresh bool) int {
 	gp.mu.Lock()
 	defer gp.mu.Unlock()
+	if !fresh {
+		from = max(from, gp.skipExhausted(now))
+	}
 	for i := from; i < len(gp.instances); i++ {
 		if (fresh || gp.exhausted[i] <= now) && allowed(gp.instances[i].Status) {
 			return i
 		}
 	}
 	return -1
+}
+
+// skipExhausted moves open past the exhausted instances at it, starting over when one of
+// those it passed may have room again, and returns it. gp.mu is held.
+func (gp *groupPlacement) skipExhausted(now int64) int {
+	if gp.open == 0 || now >= gp.openUntil {
+		gp.open, gp.openUntil = 0, math.MaxInt64
+	}
+	for gp.open < len(gp.exhausted) && gp.exhausted[gp.open] > now {
+		gp.openUntil = min(gp.openUntil, gp.exhausted[gp.open])
+		gp.open++
+	}
+	return gp.open
 }
 
 // markExhausted records that instances[i] has nothing to claim before until.
