@@ -6,8 +6,6 @@ import (
 	"testing"
 
 	"github.com/hoist-gg/hoist/api"
-	"github.com/hoist-gg/hoist/internal/clock"
-	"github.com/hoist-gg/hoist/store/sqlite"
 )
 
 // Every game server belongs to exactly one node's share, whatever the number of nodes.
@@ -48,14 +46,7 @@ func TestSharesPartitionGameServers(t *testing.T) {
 // game server; a node whose share is claimed takes from the other's before it answers
 // OutOfCapacityException.
 func TestClaimsComeFromTheNodesShare(t *testing.T) {
-	st, err := sqlite.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	clk := clock.NewFake(t0)
-	a, _ := nodeFixtureOn(t, st, clk, "a", "node-a")
-	b, _ := nodeFixtureOn(t, st, clk, "b", "node-b")
+	a, b := twoNodes(t)
 	for _, f := range []*fixture{a, b} {
 		if err := f.svc.ReportNode(f.ctx, Node{ID: f.svc.node}); err != nil {
 			t.Fatal(err)
@@ -91,7 +82,7 @@ func TestClaimsComeFromTheNodesShare(t *testing.T) {
 	claimN(a, ownA, shareA.owns)
 	claimN(b, servers-ownA-1, func(id string) bool { return !shareA.owns(id) })
 	claimN(a, 1, func(id string) bool { return !shareA.owns(id) }) // the last one, of b's share
-	_, err = claim(b, "g")
+	_, err := claim(b, "g")
 	wantCode(t, err, api.OutOfCapacityException)
 }
 

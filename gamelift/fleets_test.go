@@ -14,7 +14,6 @@ import (
 	"github.com/hoist-gg/hoist/api"
 	"github.com/hoist-gg/hoist/internal/clock"
 	"github.com/hoist-gg/hoist/store"
-	"github.com/hoist-gg/hoist/store/sqlite"
 )
 
 const (
@@ -87,18 +86,22 @@ func (n *recNotifier) pushes() []push {
 // newHostFixture is newFixture with the hosting settings (endpoints, an outbox reader).
 func newHostFixture(t *testing.T) (*fixture, *recNotifier) {
 	t.Helper()
-	st, err := sqlite.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return hostFixtureOn(t, st, clock.NewFake(t0), "n")
+	return hostFixtureOn(t, tempStore(t), clock.NewFake(t0), "n")
 }
 
 // hostFixtureOn builds a host fixture over an existing store and clock: a second "server
 // node" when called twice with the same store. prefix keeps the nodes' IDs apart.
 func hostFixtureOn(t *testing.T, st store.Store, clk *clock.Fake, prefix string) (*fixture, *recNotifier) {
 	return nodeFixtureOn(t, st, clk, prefix, "")
+}
+
+// twoNodes returns two server nodes, node-a and node-b, on one new store and fake clock.
+func twoNodes(t *testing.T) (a, b *fixture) {
+	t.Helper()
+	st, clk := tempStore(t), clock.NewFake(t0)
+	a, _ = nodeFixtureOn(t, st, clk, "a", "node-a")
+	b, _ = nodeFixtureOn(t, st, clk, "b", "node-b")
+	return a, b
 }
 
 // nodeFixtureOn is hostFixtureOn for a server node with an ID (Config.NodeID).

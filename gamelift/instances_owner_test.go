@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/hoist-gg/hoist/api"
-	"github.com/hoist-gg/hoist/internal/clock"
-	"github.com/hoist-gg/hoist/store/sqlite"
 )
 
 // TestInstanceOwnership: two nodes share a store; a fleet's two instances go one to each; a
@@ -15,14 +13,8 @@ import (
 // instance over as an instance loss (its process and game session end, INSTANCE_RECYCLED), and
 // B's late reports change nothing.
 func TestInstanceOwnership(t *testing.T) {
-	st, err := sqlite.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	clk := clock.NewFake(t0)
-	a, _ := nodeFixtureOn(t, st, clk, "a", "node-a")
-	b, _ := nodeFixtureOn(t, st, clk, "b", "node-b")
+	a, b := twoNodes(t)
+	clk := a.clock
 	report := func(f *fixture, id string) {
 		must(t, f.svc.ReportNode(f.ctx, Node{ID: id, APIURL: "http://" + id}))
 	}

@@ -34,13 +34,20 @@ type fixture struct {
 	ctx   context.Context
 }
 
-func newFixture(t testing.TB, account string) *fixture {
+// tempStore opens an embedded store in a temporary directory, closed when the test ends.
+func tempStore(t testing.TB) store.Store {
 	t.Helper()
 	st, err := sqlite.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+func newFixture(t testing.TB, account string) *fixture {
+	t.Helper()
+	st := tempStore(t)
 	clk := clock.NewFake(t0)
 	n := 0
 	svc := New(Config{Store: st, Clock: clk, Region: testRegion, AccountID: account, NewID: func() string {
@@ -48,7 +55,7 @@ func newFixture(t testing.TB, account string) *fixture {
 		return fmt.Sprintf("00000000-0000-4000-8000-%012d", n)
 	}})
 	// fleet1, the fleet the alias and tag tests route to, exists: aliases need existing fleets.
-	err = st.Update(context.Background(), func(tx store.Tx) error {
+	err := st.Update(context.Background(), func(tx store.Tx) error {
 		return insertDoc(tx, kindFleet, fleet1, &fleetDoc{ID: fleet1, Name: "fixture", Status: fleetActive,
 			ComputeType: string(api.ComputeTypeAnywhere), Locations: []string{}})
 	})
