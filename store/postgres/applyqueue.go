@@ -44,7 +44,8 @@ type applyQueue struct {
 }
 
 // apply applies a's operations, in a call of hoist_apply shared with the Updates queued
-// beside it, and returns their Seqs. Once queued the Update is applied even if ctx ends.
+// beside it, and returns their Seqs, or the driver's error (for classify). Once queued the
+// Update is applied even if ctx ends.
 func (s *Store) apply(ctx context.Context, a applyArgs) ([]int64, error) {
 	req := &applyReq{args: a, wake: make(chan struct{}, 1)}
 	q := &s.applies
@@ -107,11 +108,11 @@ func (s *Store) applyBatch(ctx context.Context, batch []*applyReq) {
 		n := len(r.args.ops)
 		switch {
 		case err != nil:
-			r.err = classify(err)
+			r.err = err
 		case i >= len(codes) || pos+n > len(seqs):
 			r.err = fmt.Errorf("hoist_apply answered %d outcomes and %d Seqs for %d Updates", len(codes), len(seqs), len(batch))
 		case codes[i] != "":
-			r.err = classify(&pgconn.PgError{Severity: "ERROR", Code: codes[i], Message: messages[i]})
+			r.err = &pgconn.PgError{Severity: "ERROR", Code: codes[i], Message: messages[i]}
 		default:
 			r.seqs = seqs[pos : pos+n]
 		}
