@@ -12,6 +12,11 @@
 // time, so domain code that is correct on it (say, "check no alias has this name, then insert")
 // is correct here too.
 //
+// An Update marked store.CompareAndSetOnly, whose correctness rests on the compare-and-set
+// alone, runs without a transaction around its reads and applies its writes in one statement
+// shared with the others committing at the same moment (deferred.go, readcache.go,
+// applyqueue.go).
+//
 // Only the process's wiring imports this package: the domain sees the store.Store interface.
 package postgres
 

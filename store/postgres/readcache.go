@@ -10,14 +10,14 @@ import (
 )
 
 // The read cache of CompareAndSetOnly Updates. A deferredTx's Get takes a record from this
-// process's cache of records it read or wrote before, and commit checks, in the same batch as
-// the writes, that every record the function read still has the version it was read at; a
-// record another process changed meanwhile fails the batch with a conflict, its entry is
-// dropped, and the function runs again on what the database holds. A function that fails on
+// process's cache of records it read or wrote before, and commit checks, in the same
+// hoist_apply call as the writes, that every record the function read still has the version
+// it was read at; a record another process changed meanwhile fails the Update with a
+// conflict, its entry is dropped, and the function runs again on what the database holds. A function that fails on
 // its own after reading from the cache runs again on fresh reads before its error is
 // returned, so that no refusal rests on a stale copy. A hot path that reads the same few
 // records over and over (a claim reads its game server, its instance and its group) then costs
-// one round trip: the batch.
+// one round trip: the call.
 
 // readCacheSize bounds the cache; it starts over when full.
 const readCacheSize = 1 << 15
