@@ -75,9 +75,10 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 // defaultMaxConns sizes the pool when the DSN does not (pool_max_conns): a request holds a
 // connection only for its own round trips, so a few more connections than pgxpool's default
 // (the number of CPUs, at least 4) keep concurrent requests from queueing for one; measured
-// with 16 concurrent claims on 2 CPUs, 4 connections gave 0.42 of the claims 16 gave.
+// with 16 concurrent claims on 2 CPUs, 4 connections gave 0.42 of the claims 16 gave. At most
+// 32, so that three nodes stay under PostgreSQL's default max_connections of 100.
 func defaultMaxConns() int32 {
-	return int32(min(max(16, 4*runtime.GOMAXPROCS(0)), 64))
+	return int32(min(max(16, 4*runtime.GOMAXPROCS(0)), 32))
 }
 
 // Close closes every connection, waiting for transactions in progress.
