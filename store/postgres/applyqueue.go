@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
+	"github.com/hoist-gg/hoist/store"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
@@ -23,6 +25,11 @@ const (
 	maxApplyBatch = 64
 	maxApplyCalls = 2
 )
+
+// applyTimeout bounds a call, which serves Updates whose own contexts it cannot follow: past
+// it they fail with store.ErrUnavailable (committed or not, as any write the database did not
+// answer).
+const applyTimeout = 30 * time.Second
 
 // sqlApply is the call of hoist_apply.
 const sqlApply = `SELECT seqs, codes, messages FROM hoist_apply($1, $2, $3, $4, $5, $6, $7)`
@@ -62,7 +69,9 @@ func (s *Store) apply(ctx context.Context, a applyArgs) ([]int64, error) {
 			return req.seqs, req.err
 		}
 	}
-	s.applyBatch(context.WithoutCancel(ctx), q.take(req))
+	call, cancel := context.WithTimeout(context.WithoutCancel(ctx), applyTimeout)
+	s.applyBatch(call, q.take(req))
+	cancel()
 	q.handOff()
 	return req.seqs, req.err
 }
@@ -107,6 +116,8 @@ func (s *Store) applyBatch(ctx context.Context, batch []*applyReq) {
 	for i, r := range batch {
 		n := len(r.args.ops)
 		switch {
+		case err != nil && ctx.Err() != nil:
+			r.err = fmt.Errorf("%w: hoist_apply did not answer within %s: %w", store.ErrUnavailable, applyTimeout, err)
 		case err != nil:
 			r.err = err
 		case i >= len(codes) || pos+n > len(seqs):
