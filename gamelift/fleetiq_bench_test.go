@@ -29,8 +29,8 @@ const (
 //
 // The fake clock does not move while claims run, so the group runs out after benchServers
 // claims; an epoch gate then waits for the claims under way and advances the clock past
-// ClaimDuration, which makes every claimed game server claimable again (through its lapsed
-// claim, the other path of placement).
+// ClaimDuration, which makes every claimed game server claimable again (its claim lapses on
+// the clock, without a write).
 func BenchmarkClaimGameServer(b *testing.B) {
 	f := newFixture(b, "")
 	activeBenchGroup(b, f, "g")

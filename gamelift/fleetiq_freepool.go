@@ -2,7 +2,9 @@ package gamelift
 
 import (
 	"context"
+	"errors"
 	"hash/fnv"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -12,21 +14,22 @@ import (
 
 // Free pools: which game servers of an instance a node's group claims try.
 //
-// A node reads an instance's free list (its free slots, oldest first) once, keeps its own
-// share of it as a pool, and hands the pool out one claim at a time, at random, so that a
-// claim costs no read of the list and no two claims of the node try one game server. The
-// pool is read again when it is empty or older than rankingTTL.
+// A node reads an instance's slot list (registration order) and the game servers it names
+// once, keeps its own share of those claimable at the time as a pool, and hands the pool out
+// one claim at a time, at random, so that a claim costs no read of the list and no two claims
+// of the node try one game server. The pool is read again when it is empty or older than
+// rankingTTL.
 //
 // With several nodes, a node's share is the game servers whose ID hashes to its place among
 // the live nodes (sorted by node ID): the nodes claim disjoint game servers and do not lose
 // races to each other, which on PostgreSQL cost a rolled-back batch and a fresh read each.
 // Shares are a preference, not a rule: a claim that finds nothing in its node's share makes
-// the fresh decision (claimPlaced) from every free game server before it answers
+// the fresh decision (claimPlaced) from every claimable game server before it answers
 // OutOfCapacityException.
 
 const (
-	// freeRead is how many free slots of an instance a node reads for its pool, times the
-	// number of live nodes.
+	// freeRead is how many claimable game servers of an instance a node reads for its pool,
+	// times the number of live nodes.
 	freeRead = 64
 	// shareTTL is how long (Unix ms) a node keeps its place among the live nodes before it
 	// reads the node records again.
@@ -55,8 +58,8 @@ func (sh share) owns(id string) bool {
 	return int(h.Sum32()%uint32(sh.count)) == sh.rank
 }
 
-// takeFree reserves, at random, a game server of the pool of the instance whose free slots
-// are under parent. ok is false when there is no pool younger than rankingTTL; id is empty
+// takeFree reserves, at random, a game server of the pool of the instance whose slots are
+// under parent. ok is false when there is no pool younger than rankingTTL; id is empty
 // when the pool was empty when read (the instance is passed over until the pool expires). A
 // pool whose last game server is taken goes, so that the next claim reads the list again.
 func (c *placementCache) takeFree(parent string, now int64) (id string, ok bool) {
@@ -81,43 +84,134 @@ func (c *placementCache) takeFree(parent string, now int64) (id string, ok bool)
 }
 
 // prefetcher is implemented by stores that keep a read cache for CompareAndSetOnly Updates
-// (store/postgres): Prefetch reads records into it in one go.
+// (store/postgres): Prefetch reads records into it in one go and returns them.
 type prefetcher interface {
-	Prefetch(ctx context.Context, kind string, ids []string) error
+	Prefetch(ctx context.Context, kind string, ids []string) ([]*store.Record, error)
 }
 
-// loadPool makes the node's share of instance gp.instances[i]'s free list, or when that is
-// empty of its lapsed claims, its pool. The claims that find no pool at once wait for one of
-// them to load it.
+// loadPool makes the node's share of the claimable game servers on instance gp.instances[i]
+// its pool, and marks the instance exhausted when it has none. The claims that find no pool
+// at once wait for one of them to load it.
 func (s *Service) loadPool(ctx context.Context, gp *groupPlacement, i int, now int64) error {
-	c, parent := s.placements(), gp.instances[i].free
+	c, parent := s.placements(), gp.instances[i].slots
 	_, err, _ := c.loads.Do(parent, func() (any, error) {
 		sh := s.share(ctx, now)
-		limit := freeRead*sh.count + c.inflightCount()
-		ids, err := s.slotIDs(ctx, parent, limit)
-		if err == nil && len(ids) == 0 {
-			ids, err = s.lapsedClaims(ctx, gp, i, now, limit)
-		}
+		found, err := s.readClaimables(ctx, parent, now, freeRead*sh.count+c.inflightCount())
 		if err == nil {
-			s.fillPool(ctx, parent, ids, sh, now)
+			gp.noteExhausted(i, found, now)
+			c.fillFree(parent, found.ids, sh, now)
 		}
 		return nil, err
 	})
 	return err
 }
 
-// fillPool makes the node's share of ids (an instance's free list) the pool of parent, and
-// has the store read its game servers, which the claims will read one at a time, in one go.
-func (s *Service) fillPool(ctx context.Context, parent string, ids []string, sh share, now int64) {
-	own := s.placements().fillFree(parent, ids, sh, now)
-	if p, ok := s.store.(prefetcher); ok {
-		_ = p.Prefetch(ctx, kindGameServer, own) // a hint: the claims read what is missing
+// claimables is what a read of an instance's slot list found: the game servers claimable at
+// the time, in list order; and, when there were none, when the earliest claim among those
+// read lapses (math.MaxInt64 if none was claimed).
+type claimables struct {
+	ids   []string
+	until int64
+}
+
+// claimState is the part of a game server's document that says whether it is claimable.
+type claimState struct {
+	Claimed  int64 `json:"cl,omitempty"`
+	Utilized bool  `json:"u,omitempty"`
+}
+
+// readClaimables reads the slot list parent page by page, each page with the game servers
+// it names, until it has found want claimable game servers or the list ends. A page is one
+// read of the list and one of the game servers; on PostgreSQL the second also fills the read
+// cache the claims then read from.
+func (s *Service) readClaimables(ctx context.Context, parent string, now int64, want int) (claimables, error) {
+	found := claimables{until: math.MaxInt64}
+	for after := int64(0); ; {
+		ids, last, err := s.slotIDs(ctx, parent, after, want)
+		if err != nil {
+			return found, err
+		}
+		recs, err := s.readServers(ctx, ids)
+		if err != nil {
+			return found, err
+		}
+		if err := found.add(ids, recs, now); err != nil {
+			return found, err
+		}
+		if len(found.ids) >= want || len(ids) < want {
+			return found, nil
+		}
+		after = last
 	}
 }
 
+// add sorts the game servers recs (read for the slots ids, in list order) into claimable
+// ones and claims.
+func (f *claimables) add(ids []string, recs []*store.Record, now int64) error {
+	byID := make(map[string]*store.Record, len(recs))
+	for _, r := range recs {
+		byID[r.ID] = r
+	}
+	for _, id := range ids {
+		r := byID[id]
+		if r == nil {
+			continue // deregistered since the list was read
+		}
+		var st claimState
+		if err := jsonInto(r.Data, &st); err != nil {
+			return err
+		}
+		switch {
+		case st.Utilized: // its slot goes with the same write; a list read before still names it
+		case claimedAt(st.Claimed, now):
+			f.until = min(f.until, st.Claimed+ClaimDuration.Milliseconds())
+		default:
+			f.ids = append(f.ids, id)
+		}
+	}
+	return nil
+}
+
+// noteExhausted marks instance i exhausted when a read of its slot list found nothing to
+// claim: until its earliest claim lapses, or for ClaimDuration when it had no claim either.
+func (gp *groupPlacement) noteExhausted(i int, found claimables, now int64) {
+	if len(found.ids) > 0 {
+		return
+	}
+	if found.until == math.MaxInt64 {
+		found.until = now + ClaimDuration.Milliseconds()
+	}
+	gp.markExhausted(i, found.until)
+}
+
+// readServers reads the game servers with these IDs (those that exist), in one statement
+// where the store can (prefetcher).
+func (s *Service) readServers(ctx context.Context, ids []string) ([]*store.Record, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	if p, ok := s.store.(prefetcher); ok {
+		return p.Prefetch(ctx, kindGameServer, ids)
+	}
+	var recs []*store.Record
+	err := s.view(ctx, func(tx store.Tx) error {
+		recs = recs[:0]
+		for _, id := range ids {
+			r, err := tx.Get(kindGameServer, id)
+			if err == nil {
+				recs = append(recs, r)
+			} else if !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+		}
+		return nil
+	})
+	return recs, err
+}
+
 // fillFree makes the node's share of ids, less the game servers it is claiming, the pool of
-// parent, and returns a copy of it.
-func (c *placementCache) fillFree(parent string, ids []string, sh share, now int64) []string {
+// parent.
+func (c *placementCache) fillFree(parent string, ids []string, sh share, now int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	own := make([]string, 0, len(ids)/max(sh.count, 1)+1)
@@ -130,7 +224,6 @@ func (c *placementCache) fillFree(parent string, ids []string, sh share, now int
 		c.free = map[string]*freePool{}
 	}
 	c.free[parent] = &freePool{loaded: now, ids: own}
-	return slices.Clone(own)
 }
 
 // dropFree forgets the pools of a group's instances.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -37,9 +38,10 @@ type FleetIQLoop struct {
 	// Logger receives step errors; nil discards them.
 	Logger *slog.Logger
 
-	mu        sync.Mutex // serialises Step
-	lastSweep int64      // Unix ms of the last health sweep
-	sweeping  bool       // this Step sweeps health (every HealthTimeout/6: reading every game server is not free)
+	mu        sync.Mutex      // serialises Step
+	lastSweep int64           // Unix ms of the last health sweep
+	sweeping  bool            // this Step sweeps health (every HealthTimeout/6: reading every game server is not free)
+	moved     map[string]bool // groups whose legacy claimed slots this loop has moved back
 }
 
 func (l *FleetIQLoop) sweepDue() bool { return l.sweeping }
@@ -112,6 +114,9 @@ func (l *FleetIQLoop) stepGroup(ctx context.Context, name string) error {
 	case groupActivating:
 		return l.setStatus(ctx, name, groupActivating, groupActive)
 	case groupActive:
+		if err := l.moveLegacySlots(ctx, name); err != nil {
+			return err
+		}
 		if !l.sweepDue() {
 			return nil
 		}
@@ -153,6 +158,61 @@ func (l *FleetIQLoop) setStatus(ctx context.Context, name, from, to string) erro
 		return putDoc(tx, rec, &g)
 	})
 	return ignoreNotFound(err)
+}
+
+// moveLegacySlots moves the slots that earlier versions kept under an instance's
+// legacyClaimedParent back to its slot list, once per group and loop: claims no longer move
+// slots, and a game server whose slot stayed there would never be claimed by group again.
+func (l *FleetIQLoop) moveLegacySlots(ctx context.Context, group string) error {
+	if l.moved[group] {
+		return nil
+	}
+	var instances []*store.Record
+	err := l.svc.view(ctx, func(tx store.Tx) error {
+		var err error
+		instances, err = tx.List(kindGameServerInstance, store.ListOptions{Parent: group})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	moved := 0
+	for _, r := range instances {
+		n, err := l.moveInstanceSlots(ctx, group, strings.TrimPrefix(r.ID, group+"/"))
+		if err != nil {
+			return err
+		}
+		moved += n
+	}
+	if moved > 0 {
+		l.svc.placements().invalidate(group)
+		if l.Logger != nil {
+			l.Logger.Info("fleetiq: moved claimed game servers' slots to their instances' lists", "group", group, "slots", moved)
+		}
+	}
+	if l.moved == nil {
+		l.moved = map[string]bool{}
+	}
+	l.moved[group] = true
+	return nil
+}
+
+// moveInstanceSlots moves one instance's legacy claimed slots (moveLegacySlots) and returns
+// how many it moved.
+func (l *FleetIQLoop) moveInstanceSlots(ctx context.Context, group, instance string) (int, error) {
+	n := 0
+	err := l.svc.update(ctx, func(tx store.Tx) error {
+		recs, err := tx.List(kindGameServerSlot, store.ListOptions{Parent: legacyClaimedParent(group, instance)})
+		n = len(recs)
+		for _, r := range recs {
+			r.Parent, r.Data = slotParent(group, instance), nil
+			if err := tx.Put(r); err != nil {
+				return err
+			}
+		}
+		return err
+	})
+	return n, err
 }
 
 // servers returns the stored game servers of a group.

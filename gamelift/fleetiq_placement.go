@@ -21,8 +21,9 @@ import (
 //
 // The rule (docs/fleetiq.md): instances allowed by the claim's filter, the one hosting the
 // most UTILIZED game servers first; ties go to the instance that joined the group first, so
-// that claims keep filling one instance and emptier ones can drain. Within an instance, the
-// game server whose claimable marker is oldest comes first.
+// that claims keep filling one instance and emptier ones can drain. Within an instance, a
+// claim takes at random one of the claimable game servers that a read of its slot list found
+// (fleetiq_freepool.go).
 //
 // The ranking is a per-node snapshot (decide), refreshed at most every rankingTTL and at once
 // after this node changes a group's instances; the claim itself is committed with a version
@@ -39,8 +40,8 @@ type rankedInstance struct {
 	Status   string
 	Utilized int
 	Seq      int64
-	// free and claimed are the Parents of its slots (slotParent), built once per snapshot.
-	free, claimed string
+	// slots is the Parent of its slots (slotParent), built once per snapshot.
+	slots string
 }
 
 // groupPlacement is a node's placement snapshot of one group. instances and index never
@@ -381,7 +382,7 @@ func (c *placementCache) loadRanking(tx store.Tx, group string, now int64) (*gro
 			return nil, err
 		}
 		gp.instances = append(gp.instances, rankedInstance{ID: d.id, Status: d.status, Utilized: d.utilized, Seq: r.Seq,
-			free: slotParent(group, d.id, false), claimed: slotParent(group, d.id, true)})
+			slots: slotParent(group, d.id)})
 	}
 	slices.SortStableFunc(gp.instances, func(a, b rankedInstance) int {
 		return cmp.Or(cmp.Compare(b.Utilized, a.Utilized), cmp.Compare(a.Seq, b.Seq))

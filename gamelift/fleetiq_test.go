@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hoist-gg/hoist/api"
+	"github.com/hoist-gg/hoist/store"
 )
 
 // activeGroup creates a group and steps the loop until it is ACTIVE.
@@ -325,4 +326,37 @@ func TestClaimSeesGroupStatusChange(t *testing.T) {
 	ok(f.svc.DeleteGameServerGroup(f.ctx, &api.DeleteGameServerGroupInput{GameServerGroupName: api.String("g")}))(t)
 	_, err := claim(f, "g")
 	wantCode(t, err, api.InvalidRequestException)
+}
+
+// An earlier version moved a claimed game server's slot to its instance's claimed list; the
+// FleetIQ loop moves it back, after which the game server is claimed by group again.
+func TestLegacyClaimedSlotsMoveBack(t *testing.T) {
+	f := newFixture(t, "")
+	loop := activeGroup(t, f, "g")
+	register(t, f, "g", "gs-1", 1)
+	register(t, f, "g", "gs-2", 1)
+	ok(f.svc.ClaimGameServer(f.ctx, &api.ClaimGameServerInput{GameServerGroupName: api.String("g"), GameServerId: api.String("gs-1")}))(t)
+	err := f.store.Update(f.ctx, func(tx store.Tx) error {
+		r, err := tx.Get(kindGameServerSlot, "gs-1")
+		if err != nil {
+			return err
+		}
+		r.Parent, r.Data = legacyClaimedParent("g", instanceID(1)), []byte(fmt.Sprint(f.svc.nowMillis()))
+		return tx.Put(r)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(ClaimDuration)
+	if gs, err := claim(f, "g"); err != nil || *gs.GameServerId != "gs-2" {
+		t.Fatalf("claim = %v, %v; want gs-2, the one game server listed", gs, err)
+	}
+	_, err = claim(f, "g")
+	wantCode(t, err, api.OutOfCapacityException)
+	if err := loop.Step(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if gs, err := claim(f, "g"); err != nil || *gs.GameServerId != "gs-1" {
+		t.Fatalf("claim after the loop's step = %v, %v; want gs-1, its claim lapsed", gs, err)
+	}
 }

@@ -36,8 +36,12 @@ type serverDoc struct {
 
 // claimedAt reports whether d is CLAIMED at now (Unix ms): claimed less than ClaimDuration
 // ago. Computed on every read, so a lapsed claim needs no loop to end it.
-func (d *serverDoc) claimedAt(now int64) bool {
-	return d.Claimed != 0 && now-d.Claimed < ClaimDuration.Milliseconds()
+func (d *serverDoc) claimedAt(now int64) bool { return claimedAt(d.Claimed, now) }
+
+// claimedAt reports whether a game server last claimed at claimed (Unix ms, 0 for never) is
+// CLAIMED at now.
+func claimedAt(claimed, now int64) bool {
+	return claimed != 0 && now-claimed < ClaimDuration.Milliseconds()
 }
 
 // instanceDoc is a host of a group: created by the first game server that registers on it.
@@ -160,7 +164,7 @@ func (s *Service) register(tx store.Tx, d *serverDoc) error {
 	if err != nil {
 		return err
 	}
-	return tx.Insert(&store.Record{Kind: kindGameServerSlot, ID: d.ID, Parent: slotParent(d.Group, d.Instance, false)})
+	return tx.Insert(&store.Record{Kind: kindGameServerSlot, ID: d.ID, Parent: slotParent(d.Group, d.Instance)})
 }
 
 // editInstance applies edit to an instance record; create makes a missing one ACTIVE first.

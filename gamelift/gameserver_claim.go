@@ -4,7 +4,6 @@ import (
 	"context"
 	"math/rand/v2"
 	"slices"
-	"strconv"
 
 	"github.com/hoist-gg/hoist/api"
 	"github.com/hoist-gg/hoist/store"
@@ -13,21 +12,20 @@ import (
 // Claims.
 //
 // Every game server that is neither UTILIZED nor deregistered has one slot record (kind
-// kindGameServerSlot, ID = game server ID). Its Parent says where it is:
+// kindGameServerSlot, ID = game server ID) under "<group>/<instance>/free" (slotParent), so
+// that an instance's slot list is in registration order (store Seq order). A claim does not
+// touch the slot: whether a game server is claimable (not UTILIZED, not CLAIMED at now) is in
+// its own record, and a claim whose ClaimDuration has passed on the clock has lapsed without
+// any write. A claimer therefore reads only an instance's slot list and the game servers it
+// names (fleetiq_freepool.go), never the group's game servers.
 //
-//	"<group>/<instance>/free"     never claimed, or claimed and released by nothing but time
-//	"<group>/<instance>/claimed"  claimed at the Unix ms in its Data
+// The slot list only nominates; the game server record decides. The claim transaction
+// re-reads the game server and refuses it when it is UTILIZED or CLAIMED at now, and writes
+// it with compare-and-set (store.Tx.Put on the version read), so of two claimers of one game
+// server one fails and picks again. That holds on every node of a shared PostgreSQL.
 //
-// A claim deletes the slot and inserts a new one under .../claimed, so each list stays in
-// store Seq order = the order of events: the free list oldest registration first, the claimed
-// list oldest claim first. A claimer therefore needs only the first few slots of an
-// instance's lists: a free one, or else a claimed one whose claim has lapsed (older than
-// ClaimDuration on the clock). It never scans a group's game servers.
-//
-// The slot only nominates; the game server record decides. The claim transaction re-reads
-// the game server and refuses it when it is UTILIZED or CLAIMED at now, and writes it with
-// compare-and-set (store.Tx.Put on the version read), so of two claimers of one game server
-// one fails and picks again. That holds on every node of a shared PostgreSQL.
+// Earlier versions moved a claimed game server's slot to "<group>/<instance>/claimed"
+// (legacyClaimedParent); the FleetIQ loop moves such slots back (FleetIQLoop.moveLegacySlots).
 
 const (
 	// claimCandidates is how many slots of a list a claimer picks among at random, so that
@@ -37,13 +35,12 @@ const (
 	claimRounds = 64
 )
 
-// slotParent is the Parent of a game server's slot.
-func slotParent(group, instance string, claimed bool) string {
-	if claimed {
-		return group + "/" + instance + "/claimed"
-	}
-	return group + "/" + instance + "/free"
-}
+// slotParent is the Parent of the slots of an instance's game servers.
+func slotParent(group, instance string) string { return group + "/" + instance + "/free" }
+
+// legacyClaimedParent is where earlier versions kept the slots of an instance's claimed game
+// servers.
+func legacyClaimedParent(group, instance string) string { return group + "/" + instance + "/claimed" }
 
 // claimFilter turns a ClaimFilterOption into the instance statuses a claim may use: ACTIVE
 // only by default; a given list must contain ACTIVE (ClaimFilterOption doc).
@@ -184,34 +181,33 @@ func (s *Service) pickCandidate(ctx context.Context, group string, allowed func(
 // pickOnInstance reserves a game server of instance gp.instances[i] to try to claim, or
 // returns "" to pass the instance over. Outside a fresh decision it takes one from the node's
 // pool of the instance (fleetiq_freepool.go), filling the pool when it has none. A fresh
-// decision reads the free list and takes, at random, one of its first game servers that this
-// node is not claiming already, or else one it is. An instance with no free game server
-// offers its lapsed claims instead; with none of those either it is marked exhausted until
-// its oldest claim lapses.
+// decision reads the slot list and takes, at random, one of its first claimable game servers
+// that this node is not claiming already, or else one it is. An instance with nothing to
+// claim is marked exhausted until its earliest claim lapses.
 func (s *Service) pickOnInstance(ctx context.Context, gp *groupPlacement, i int, now int64, fresh bool) (string, error) {
 	c, inst := s.placements(), &gp.instances[i]
 	if fresh {
 		return s.pickFresh(ctx, gp, i, now)
 	}
-	if id, ok := c.takeFree(inst.free, now); ok {
+	if id, ok := c.takeFree(inst.slots, now); ok {
 		return id, nil
 	}
 	if err := s.loadPool(ctx, gp, i, now); err != nil {
 		return "", err
 	}
-	id, _ := c.takeFree(inst.free, now)
+	id, _ := c.takeFree(inst.slots, now)
 	return id, nil
 }
 
 // pickFresh is pickOnInstance for a fresh decision.
 func (s *Service) pickFresh(ctx context.Context, gp *groupPlacement, i int, now int64) (string, error) {
 	c := s.placements()
-	limit := claimCandidates + c.inflightCount()
-	ids, err := s.slotIDs(ctx, gp.instances[i].free, limit)
-	if err == nil && len(ids) == 0 {
-		ids, err = s.lapsedClaims(ctx, gp, i, now, limit)
+	found, err := s.readClaimables(ctx, gp.instances[i].slots, now, claimCandidates+c.inflightCount())
+	if err != nil {
+		return "", err
 	}
-	return c.reserveAny(ids, true), err
+	gp.noteExhausted(i, found, now)
+	return c.reserveAny(found.ids, true), nil
 }
 
 // reserveAny reserves, at random, one of the first claimCandidates of ids that this node is
@@ -256,70 +252,34 @@ func (s *Service) loadSnapshot(ctx context.Context, group string, now int64, fre
 	return gp.(*groupPlacement), nil
 }
 
-// slotIDs returns the IDs of the first limit slots under parent. With a store that reports
-// records without copying them (versionLister) no record is copied.
-func (s *Service) slotIDs(ctx context.Context, parent string, limit int) ([]string, error) {
-	ids := make([]string, 0, limit)
-	opt := store.ListOptions{Parent: parent, Limit: limit}
+// slotIDs returns the IDs of the first limit slots under parent after Seq after, and the
+// Seq of the last. With a store that reports records without copying them (versionLister)
+// no record is copied.
+func (s *Service) slotIDs(ctx context.Context, parent string, after int64, limit int) ([]string, int64, error) {
+	ids, last := make([]string, 0, limit), after
+	opt := store.ListOptions{Parent: parent, AfterSeq: after, Limit: limit}
 	if vl, ok := s.store.(versionLister); ok {
-		err := vl.EachVersion(ctx, kindGameServerSlot, opt, func(id string, _, _ int64) { ids = append(ids, id) })
-		return ids, err
+		err := vl.EachVersion(ctx, kindGameServerSlot, opt, func(id string, seq, _ int64) {
+			ids, last = append(ids, id), seq
+		})
+		return ids, last, err
 	}
 	err := s.view(ctx, func(tx store.Tx) error {
 		recs, err := tx.List(kindGameServerSlot, opt)
+		ids = ids[:0]
 		for _, r := range recs {
-			ids = append(ids, r.ID)
+			ids, last = append(ids, r.ID), r.Seq
 		}
 		return err
 	})
-	return ids, err
-}
-
-// lapsedClaims returns the IDs of the lapsed claims among the first limit claimed slots of
-// instance gp.instances[i]; with none, it marks the instance exhausted until the oldest
-// claim lapses.
-func (s *Service) lapsedClaims(ctx context.Context, gp *groupPlacement, i int, now int64, limit int) ([]string, error) {
-	var claimed []*store.Record
-	err := s.view(ctx, func(tx store.Tx) error {
-		var err error
-		claimed, err = tx.List(kindGameServerSlot, store.ListOptions{Parent: gp.instances[i].claimed, Limit: limit})
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	var ids []string
-	for _, r := range claimed {
-		if slotClaimTime(r)+ClaimDuration.Milliseconds() <= now {
-			ids = append(ids, r.ID)
-		}
-	}
-	if len(ids) == 0 {
-		gp.markExhausted(i, exhaustedUntil(claimed, now))
-	}
-	return ids, nil
-}
-
-// exhaustedUntil is when the oldest of an instance's claims (claimed, oldest first, with
-// none free) lapses: until then the instance has nothing to claim.
-func exhaustedUntil(claimed []*store.Record, now int64) int64 {
-	if len(claimed) > 0 {
-		return slotClaimTime(claimed[0]) + ClaimDuration.Milliseconds()
-	}
-	return now + ClaimDuration.Milliseconds()
-}
-
-func slotClaimTime(r *store.Record) int64 {
-	t, _ := strconv.ParseInt(string(r.Data), 10, 64)
-	return t
+	return ids, last, err
 }
 
 // commitClaim claims game server id at now inside tx, after checking that it is claimable:
 // in an ACTIVE group, not UTILIZED, not CLAIMED at now, on an instance whose status the
-// filter allows. It runs as
-// store.CompareAndSetOnly: the game server's compare-and-set decides between two claimers,
-// and the slot's primary key keeps one slot per game server. (An instance drained at the same
-// moment may still get this one claim, as if it came a moment earlier.)
+// filter allows. It runs as store.CompareAndSetOnly: the game server's compare-and-set
+// decides between two claimers. (An instance drained at the same moment may still get this
+// one claim, as if it came a moment earlier.)
 func (s *Service) commitClaim(tx store.Tx, group, id string, allowed func(string) bool, data *string, now int64) (*serverDoc, error) {
 	status, err := s.groupStatusIn(tx, group)
 	if err == nil {
@@ -350,13 +310,5 @@ func (s *Service) commitClaim(tx store.Tx, group, id string, allowed func(string
 	if data != nil {
 		d.Data = *data
 	}
-	if err := putDoc(tx, rec, d); err != nil {
-		return nil, err
-	}
-	if err := deleteSlot(tx, id); err != nil {
-		return nil, err
-	}
-	slot := &store.Record{Kind: kindGameServerSlot, ID: id, Parent: slotParent(group, d.Instance, true),
-		Data: strconv.AppendInt(nil, now, 10)}
-	return d, tx.Insert(slot)
+	return d, putDoc(tx, rec, d)
 }

@@ -130,7 +130,11 @@ func TestCompareAndSetOnlyStaleCache(t *testing.T) {
 			return tx.Put(r)
 		}))
 	}
-	must(a.(*postgres.Store).Prefetch(ctx, "x", []string{"src", "dst", "missing"})) // a caches src
+	read, err := a.(*postgres.Store).Prefetch(ctx, "x", []string{"src", "dst", "missing"}) // a caches src
+	must(err)
+	if len(read) != 2 || read[0].Kind != "x" || read[0].Version == 0 || read[0].ID == read[1].ID {
+		t.Fatalf("Prefetch of src, dst and missing = %+v, want src and dst", read)
+	}
 	setSrc("new")
 	calls = 0
 	must(a.Update(cas, copySrc))

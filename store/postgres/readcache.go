@@ -67,23 +67,24 @@ func (c *readCache) drop(keys []recordKey) {
 // sqlPrefetch reads the records of one kind with the given IDs.
 const sqlPrefetch = `SELECT id, parent, version, seq, data FROM hoist_records WHERE kind = $1 AND id = ANY($2)`
 
-// Prefetch reads the records of kind with these IDs (those that exist) into the read cache
-// of CompareAndSetOnly Updates, in one statement: a caller about to read them one Update at a
-// time saves a round trip each. It is a hint; correctness never depends on it.
-func (s *Store) Prefetch(ctx context.Context, kind string, ids []string) error {
+// Prefetch reads the records of kind with these IDs (those that exist, in no particular
+// order) into the read cache of CompareAndSetOnly Updates, in one statement, and returns
+// them (the caller's own copies): a caller about to read them one Update at a time saves a
+// round trip each. The cache is a hint; correctness never depends on it.
+func (s *Store) Prefetch(ctx context.Context, kind string, ids []string) ([]*store.Record, error) {
 	if len(ids) == 0 {
-		return nil
+		return nil, nil
 	}
 	rows, err := s.pool.Query(ctx, sqlPrefetch, kind, ids)
 	if err != nil {
-		return fmt.Errorf("postgres store: %w", classify(err))
+		return nil, fmt.Errorf("postgres store: %w", classify(err))
 	}
 	recs, err := collectRecords(rows, kind)
 	if err != nil {
-		return fmt.Errorf("postgres store: %w", classify(err))
+		return nil, fmt.Errorf("postgres store: %w", classify(err))
 	}
 	for _, r := range recs {
 		s.cache.put(r)
 	}
-	return nil
+	return recs, nil
 }
