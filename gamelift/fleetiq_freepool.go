@@ -2,9 +2,7 @@ package gamelift
 
 import (
 	"context"
-	"errors"
 	"hash/fnv"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -106,109 +104,6 @@ func (s *Service) loadPool(ctx context.Context, gp *groupPlacement, i int, now i
 	return err
 }
 
-// claimables is what a read of an instance's slot list found: the game servers claimable at
-// the time, in list order; and, when there were none, when the earliest claim among those
-// read lapses (math.MaxInt64 if none was claimed).
-type claimables struct {
-	ids   []string
-	until int64
-}
-
-// claimState is the part of a game server's document that says whether it is claimable.
-type claimState struct {
-	Claimed  int64 `json:"cl,omitempty"`
-	Utilized bool  `json:"u,omitempty"`
-}
-
-// readClaimables reads the slot list parent page by page, each page with the game servers
-// it names, until it has found want claimable game servers or the list ends. A page is one
-// read of the list and one of the game servers; on PostgreSQL the second also fills the read
-// cache the claims then read from.
-func (s *Service) readClaimables(ctx context.Context, parent string, now int64, want int) (claimables, error) {
-	found := claimables{until: math.MaxInt64}
-	for after := int64(0); ; {
-		ids, last, err := s.slotIDs(ctx, parent, after, want)
-		if err != nil {
-			return found, err
-		}
-		recs, err := s.readServers(ctx, ids)
-		if err != nil {
-			return found, err
-		}
-		if err := found.add(ids, recs, now); err != nil {
-			return found, err
-		}
-		if len(found.ids) >= want || len(ids) < want {
-			return found, nil
-		}
-		after = last
-	}
-}
-
-// add sorts the game servers recs (read for the slots ids, in list order) into claimable
-// ones and claims.
-func (f *claimables) add(ids []string, recs []*store.Record, now int64) error {
-	byID := make(map[string]*store.Record, len(recs))
-	for _, r := range recs {
-		byID[r.ID] = r
-	}
-	for _, id := range ids {
-		r := byID[id]
-		if r == nil {
-			continue // deregistered since the list was read
-		}
-		var st claimState
-		if err := jsonInto(r.Data, &st); err != nil {
-			return err
-		}
-		switch {
-		case st.Utilized: // its slot goes with the same write; a list read before still names it
-		case claimedAt(st.Claimed, now):
-			f.until = min(f.until, st.Claimed+ClaimDuration.Milliseconds())
-		default:
-			f.ids = append(f.ids, id)
-		}
-	}
-	return nil
-}
-
-// noteExhausted marks instance i exhausted when a read of its slot list found nothing to
-// claim: until its earliest claim lapses, or for ClaimDuration when it had no claim either.
-func (gp *groupPlacement) noteExhausted(i int, found claimables, now int64) {
-	if len(found.ids) > 0 {
-		return
-	}
-	if found.until == math.MaxInt64 {
-		found.until = now + ClaimDuration.Milliseconds()
-	}
-	gp.markExhausted(i, found.until)
-}
-
-// readServers reads the game servers with these IDs (those that exist), in one statement
-// where the store can (prefetcher).
-func (s *Service) readServers(ctx context.Context, ids []string) ([]*store.Record, error) {
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	if p, ok := s.store.(prefetcher); ok {
-		return p.Prefetch(ctx, kindGameServer, ids)
-	}
-	var recs []*store.Record
-	err := s.view(ctx, func(tx store.Tx) error {
-		recs = recs[:0]
-		for _, id := range ids {
-			r, err := tx.Get(kindGameServer, id)
-			if err == nil {
-				recs = append(recs, r)
-			} else if !errors.Is(err, store.ErrNotFound) {
-				return err
-			}
-		}
-		return nil
-	})
-	return recs, err
-}
-
 // fillFree makes the node's share of ids, less the game servers it is claiming, the pool of
 // parent.
 func (c *placementCache) fillFree(parent string, ids []string, sh share, now int64) {
@@ -226,13 +121,18 @@ func (c *placementCache) fillFree(parent string, ids []string, sh share, now int
 	c.free[parent] = &freePool{loaded: now, ids: own}
 }
 
-// dropFree forgets the pools of a group's instances.
+// dropFree forgets the pools of a group's instances and the settled runs of their slot lists.
 func (c *placementCache) dropFree(group string) {
 	prefix := group + "/"
 	c.mu.Lock()
 	for parent := range c.free {
 		if strings.HasPrefix(parent, prefix) {
 			delete(c.free, parent)
+		}
+	}
+	for parent := range c.settled {
+		if strings.HasPrefix(parent, prefix) {
+			delete(c.settled, parent)
 		}
 	}
 	c.mu.Unlock()

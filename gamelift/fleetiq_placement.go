@@ -74,6 +74,7 @@ type placementCache struct {
 	// free is an instance's slot parent (its free list) -> the node's pool of it, and
 	// nodeShare the node's share of every free list (fleetiq_freepool.go).
 	free      map[string]*freePool
+	settled   map[string]settled // slot parent -> its settled run (fleetiq_slots.go)
 	loads     singleflight.Group // slot parent -> the claim reading it into a pool
 	rankLoads singleflight.Group // group -> the claim reading its snapshot
 	nodeShare share

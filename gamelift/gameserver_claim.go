@@ -252,29 +252,6 @@ func (s *Service) loadSnapshot(ctx context.Context, group string, now int64, fre
 	return gp.(*groupPlacement), nil
 }
 
-// slotIDs returns the IDs of the first limit slots under parent after Seq after, and the
-// Seq of the last. With a store that reports records without copying them (versionLister)
-// no record is copied.
-func (s *Service) slotIDs(ctx context.Context, parent string, after int64, limit int) ([]string, int64, error) {
-	ids, last := make([]string, 0, limit), after
-	opt := store.ListOptions{Parent: parent, AfterSeq: after, Limit: limit}
-	if vl, ok := s.store.(versionLister); ok {
-		err := vl.EachVersion(ctx, kindGameServerSlot, opt, func(id string, seq, _ int64) {
-			ids, last = append(ids, id), seq
-		})
-		return ids, last, err
-	}
-	err := s.view(ctx, func(tx store.Tx) error {
-		recs, err := tx.List(kindGameServerSlot, opt)
-		ids = ids[:0]
-		for _, r := range recs {
-			ids, last = append(ids, r.ID), r.Seq
-		}
-		return err
-	})
-	return ids, last, err
-}
-
 // commitClaim claims game server id at now inside tx, after checking that it is claimable:
 // in an ACTIVE group, not UTILIZED, not CLAIMED at now, on an instance whose status the
 // filter allows. It runs as store.CompareAndSetOnly: the game server's compare-and-set
