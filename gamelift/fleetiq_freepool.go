@@ -94,7 +94,7 @@ func (s *Service) loadPool(ctx context.Context, gp *groupPlacement, i int, now i
 	c, parent := s.placements(), gp.instances[i].slots
 	_, err, _ := c.loads.Do(parent, func() (any, error) {
 		sh := s.share(ctx, now)
-		found, err := s.readClaimables(ctx, parent, now, freeRead*sh.count+c.inflightCount())
+		found, err := s.readClaimables(ctx, parent, now, freeRead+c.inflightCount(), sh)
 		if err == nil {
 			gp.noteExhausted(i, found, now)
 			c.fillFree(parent, found.ids, sh, now)

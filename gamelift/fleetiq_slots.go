@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 
 	"github.com/hoist-gg/hoist/store"
 )
@@ -29,7 +30,7 @@ type claimables struct {
 	ids    []string
 	until  int64
 	run    settled
-	broken bool // the run ended: a claimable game server came after it
+	broken bool // the run ended: a claimable game server (or one not read) came after it
 }
 
 // claimState is the part of a game server's document that says whether it is claimable.
@@ -39,26 +40,32 @@ type claimState struct {
 }
 
 // readClaimables reads the slot list parent after its settled run, page by page, each page
-// with the game servers it names, until it has found want claimable game servers or the
-// list ends, and remembers how far the settled run now reaches. A page is one read of the
-// list and one of the game servers; on PostgreSQL the second also fills the read cache that
-// the claims then read from.
-func (s *Service) readClaimables(ctx context.Context, parent string, now int64, want int) (claimables, error) {
+// with the game servers it names that are in share sh, until it has found want claimable
+// game servers in sh or the list ends, and remembers how far the settled run now reaches. A
+// page is one read of the list and one of the game servers; on PostgreSQL the second also
+// fills the read cache that the claims then read from. With several shares, the game
+// servers of the others are not read, and the run ends at the first of them.
+func (s *Service) readClaimables(ctx context.Context, parent string, now int64, want int, sh share) (claimables, error) {
 	c := s.placements()
 	found := claimables{until: math.MaxInt64, run: c.settledRun(parent, now)}
+	page := want * max(sh.count, 1)
 	for after := found.run.through; ; {
-		ids, seqs, err := s.slotPage(ctx, parent, after, want)
+		ids, seqs, err := s.slotPage(ctx, parent, after, page)
 		if err != nil {
 			return found, err
 		}
-		recs, err := s.readServers(ctx, ids)
+		own := ids
+		if sh.count > 1 {
+			own = slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return !sh.owns(id) })
+		}
+		recs, err := s.readServers(ctx, own)
 		if err != nil {
 			return found, err
 		}
-		if err := found.add(ids, seqs, recs, now); err != nil {
+		if err := found.add(ids, seqs, recs, sh, now); err != nil {
 			return found, err
 		}
-		if len(found.ids) >= want || len(ids) < want {
+		if len(found.ids) >= want || len(ids) < page {
 			c.settle(parent, found.run, now)
 			return found, nil
 		}
@@ -66,14 +73,18 @@ func (s *Service) readClaimables(ctx context.Context, parent string, now int64, 
 	}
 }
 
-// add sorts the game servers recs, read for the slots ids (with Seqs seqs, in list order),
-// into claimable ones and the rest, and extends the settled run while it lasts.
-func (f *claimables) add(ids []string, seqs []int64, recs []*store.Record, now int64) error {
+// add sorts the game servers recs, read for the slots ids of share sh (with Seqs seqs, in
+// list order), into claimable ones and the rest, and extends the settled run while it lasts.
+func (f *claimables) add(ids []string, seqs []int64, recs []*store.Record, sh share, now int64) error {
 	byID := make(map[string]*store.Record, len(recs))
 	for _, r := range recs {
 		byID[r.ID] = r
 	}
 	for k, id := range ids {
+		if !sh.owns(id) {
+			f.broken = true // not read: it may be claimable
+			continue
+		}
 		var st claimState
 		if r := byID[id]; r != nil {
 			if err := jsonInto(r.Data, &st); err != nil {
@@ -100,8 +111,9 @@ func (f *claimables) add(ids []string, seqs []int64, recs []*store.Record, now i
 }
 
 // noteExhausted marks instance i exhausted when a read of its slot list found nothing to
-// claim: until the earliest claim of the list lapses, or for ClaimDuration when it had no
-// claim either.
+// claim in the share it read: until the earliest claim it read lapses, or for ClaimDuration
+// when it read no claim either. (A node's pools hold only its share; a fresh decision reads
+// every share before OutOfCapacityException.)
 func (gp *groupPlacement) noteExhausted(i int, found claimables, now int64) {
 	if len(found.ids) > 0 {
 		return

@@ -25,7 +25,7 @@ func TestSlotListReadsStartAfterTheSettledRun(t *testing.T) {
 	parent := slotParent("g", instanceID(1))
 	read := func(want int) claimables {
 		t.Helper()
-		found, err := f.svc.readClaimables(f.ctx, parent, f.svc.nowMillis(), want)
+		found, err := f.svc.readClaimables(f.ctx, parent, f.svc.nowMillis(), want, share{count: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,5 +57,48 @@ func TestSlotListReadsStartAfterTheSettledRun(t *testing.T) {
 	f.clock.Advance(ClaimDuration - 10*time.Second) // the claims of gs-0, gs-1 and gs-3 lapse
 	if found = read(10); !slices.Equal(found.ids, []string{"gs-0", "gs-1", "gs-3", "gs-5"}) {
 		t.Fatalf("read once the first claims lapsed = %+v, want all but gs-2 and gs-4, claimed 10 s later", found)
+	}
+}
+
+// With several nodes, a pool read takes only the node's share: it reads the game servers of
+// no other share, and an instance whose share is all claimed is exhausted for the node's
+// pools while a read of every share still finds the others.
+func TestSlotListReadOfOneShare(t *testing.T) {
+	f := newFixture(t, "")
+	activeGroup(t, f, "g")
+	sh := share{rank: 0, count: 2}
+	var own, others []string
+	for i := range 20 {
+		id := fmt.Sprintf("gs-%d", i)
+		register(t, f, "g", id, 1)
+		if sh.owns(id) {
+			own = append(own, id)
+		} else {
+			others = append(others, id)
+		}
+	}
+	parent := slotParent("g", instanceID(1))
+	read := func(sh share) claimables {
+		t.Helper()
+		found, err := f.svc.readClaimables(f.ctx, parent, f.svc.nowMillis(), 64, sh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return found
+	}
+	if found := read(sh); !slices.Equal(found.ids, own) || len(own) == 0 || len(others) == 0 {
+		t.Fatalf("read of share %+v = %+v; want its game servers %v", sh, found, own)
+	}
+	for _, id := range own {
+		ok(f.svc.ClaimGameServer(f.ctx, &api.ClaimGameServerInput{GameServerGroupName: api.String("g"), GameServerId: api.String(id)}))(t)
+	}
+	gp := &groupPlacement{exhausted: make([]int64, 1)}
+	now := f.svc.nowMillis()
+	gp.noteExhausted(0, read(sh), now)
+	if want := now + ClaimDuration.Milliseconds(); gp.exhausted[0] != want {
+		t.Fatalf("share all claimed: exhausted until %d, want %d (its claims lapse)", gp.exhausted[0], want)
+	}
+	if found := read(share{count: 1}); !slices.Equal(found.ids, others) {
+		t.Fatalf("read of every share = %+v, want the other share's %v", found, others)
 	}
 }

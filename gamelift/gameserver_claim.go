@@ -202,7 +202,7 @@ func (s *Service) pickOnInstance(ctx context.Context, gp *groupPlacement, i int,
 // pickFresh is pickOnInstance for a fresh decision.
 func (s *Service) pickFresh(ctx context.Context, gp *groupPlacement, i int, now int64) (string, error) {
 	c := s.placements()
-	found, err := s.readClaimables(ctx, gp.instances[i].slots, now, claimCandidates+c.inflightCount())
+	found, err := s.readClaimables(ctx, gp.instances[i].slots, now, claimCandidates+c.inflightCount(), share{count: 1})
 	if err != nil {
 		return "", err
 	}
