@@ -59,7 +59,7 @@ func (h *Handler) createMultipart(q *request) error {
 	if _, err := io.Copy(io.Discard, q.body); err != nil {
 		return err
 	}
-	h.sweepUploads(q.r.Context())
+	h.SweepUploads(q.r.Context())
 	u := upload{buildID: q.grant.BuildID, id: randomID()}
 	if err := h.startUpload(q.r.Context(), u); err != nil {
 		return err

@@ -41,6 +41,7 @@ type env struct {
 	clock  *clock.Fake
 	dir    string
 	srv    *httptest.Server
+	h      *s3api.Handler
 	mu     sync.Mutex
 	hashes []string // X-Amz-Content-Sha256 of each request
 }
@@ -56,6 +57,7 @@ func newEnv(t *testing.T, tls bool) *env {
 	e.svc = gamelift.New(gamelift.Config{Store: st, Clock: e.clock})
 	e.blobs = st
 	h := s3api.New(s3api.Config{Builds: e.svc, Blobs: st, Dir: e.dir, Clock: e.clock})
+	e.h = h
 	record := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		e.mu.Lock()
 		e.hashes = append(e.hashes, r.Header.Get("X-Amz-Content-Sha256"))
@@ -257,6 +259,33 @@ func TestStaleUploadsAreSwept(t *testing.T) {
 	want := []string{"upload/" + *live.Build.BuildId + "/" + *id, "upload/" + *live.Build.BuildId + "/" + *id + "/1"}
 	if keys := e.uploadBlobs(t); !slices.Equal(keys, want) {
 		t.Errorf("after the sweep: %q, want %q", keys, want)
+	}
+}
+
+// TestSweepUploadsOnItsOwn: a sweep without a new upload (the server's hourly one) leaves a
+// live upload and removes it once it is StaleUpload old.
+func TestSweepUploadsOnItsOwn(t *testing.T) {
+	e := newEnv(t, false)
+	ctx := context.Background()
+	out := e.createBuild(t)
+	loc, c := out.StorageLocation, e.client(out.UploadCredentials)
+	cr, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: loc.Bucket, Key: loc.Key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.UploadPart(ctx, &s3.UploadPartInput{Bucket: loc.Bucket, Key: loc.Key, UploadId: cr.UploadId,
+		PartNumber: aws.Int32(1), Body: bytes.NewReader([]byte("part"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.h.SweepUploads(ctx)
+	if n := len(e.uploadBlobs(t)); n != 2 {
+		t.Fatalf("%d upload blobs after a sweep of a live upload, want 2 (the upload and its part)", n)
+	}
+	e.clock.Advance(s3api.StaleUpload + time.Minute)
+	e.h.SweepUploads(ctx)
+	if keys := e.uploadBlobs(t); len(keys) != 0 {
+		t.Fatalf("upload blobs after a sweep of a stale upload: %q, want none", keys)
 	}
 }
 

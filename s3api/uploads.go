@@ -151,10 +151,11 @@ func (h *Handler) removeParts(ctx context.Context, u upload) error {
 	return err
 }
 
-// sweepUploads removes, best effort, what nobody can finish: uploads started more than
+// SweepUploads removes, best effort, what nobody can finish: uploads started more than
 // StaleUpload ago, uploads of builds that no longer take one (READY, FAILED or deleted), and
-// parts left without their upload. It runs when an upload starts.
-func (h *Handler) sweepUploads(ctx context.Context) {
+// parts left without their upload. It runs when an upload starts, and a server's leader runs
+// it every hour (server/loops.go), so that abandoned uploads go when no upload starts.
+func (h *Handler) SweepUploads(ctx context.Context) {
 	keys, err := h.blobs.ListBlobs(ctx, uploadBlobs)
 	if err != nil {
 		h.log.Warn("s3: list multipart uploads", "err", err)

@@ -72,6 +72,9 @@ func (s *Server) leaderLoops(ctx context.Context) {
 		func() { s.fleetIQ.Run(ctx) },
 		func() { s.notify.run(ctx, s.logError("notification delivery step")) },
 		func() { s.monitor.Run(ctx, processMonitorInterval, s.logError("process monitor step")) },
+		func() {
+			clock.Every(ctx, s.cfg.Clock, uploadSweepInterval, func(ctx context.Context) error { s.s3h.SweepUploads(ctx); return nil }, nil)
+		},
 	} {
 		wg.Go(loop)
 	}
@@ -100,10 +103,15 @@ func (s *Server) logError(what string) func(error) {
 // logPurgeInterval is how often game session logs past their retention are deleted.
 const logPurgeInterval = time.Hour
 
+// uploadSweepInterval is how often the leader removes multipart uploads nobody can finish
+// (s3api.Handler.SweepUploads).
+const uploadSweepInterval = time.Hour
+
 // StepLoops runs one step of every background loop now. Tests call it after advancing a fake
 // clock instead of waiting for the loops' tickers.
 func (s *Server) StepLoops(ctx context.Context) error {
 	s.logs.purge(ctx)
+	s.s3h.SweepUploads(ctx)
 	expired, err := s.outbox.Step(ctx)
 	s.delivery.logExpired(expired)
 	return errors.Join(s.monitor.Step(ctx), s.sessions.Step(ctx), s.fleetIQ.Step(ctx),

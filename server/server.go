@@ -148,7 +148,7 @@ type Server struct {
 	// instanceAddr is the domain's instance address function with network namespaces.
 	instanceAddr func(int) string
 	s3           *http.Server
-	s3h          http.Handler // the S3 subset, on the API listener (route.go) and on s3Ln
+	s3h          *s3api.Handler // the S3 subset, on the API listener (route.go) and on s3Ln
 	hub          *sdkws.Hub
 	logs         *logFiles
 	// stopLoops stops the background loops (startLoops).
