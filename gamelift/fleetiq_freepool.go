@@ -97,21 +97,21 @@ func (s *Service) loadPool(ctx context.Context, gp *groupPlacement, i int, now i
 		found, err := s.readClaimables(ctx, parent, now, freeRead+c.inflightCount(), sh)
 		if err == nil {
 			gp.noteExhausted(i, found, now)
-			c.fillFree(parent, found.ids, sh, now)
+			c.fillFree(parent, found.ids, now)
 		}
 		return nil, err
 	})
 	return err
 }
 
-// fillFree makes the node's share of ids, less the game servers it is claiming, the pool of
-// parent.
-func (c *placementCache) fillFree(parent string, ids []string, sh share, now int64) {
+// fillFree makes ids (claimable game servers of the node's share), less the game servers it
+// is claiming, the pool of parent.
+func (c *placementCache) fillFree(parent string, ids []string, now int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	own := make([]string, 0, len(ids)/max(sh.count, 1)+1)
+	own := make([]string, 0, len(ids))
 	for _, id := range ids {
-		if _, busy := c.inflight[id]; !busy && sh.owns(id) {
+		if _, busy := c.inflight[id]; !busy {
 			own = append(own, id)
 		}
 	}

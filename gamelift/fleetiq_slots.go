@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"slices"
 
 	"github.com/hoist-gg/hoist/store"
 )
@@ -54,15 +53,12 @@ func (s *Service) readClaimables(ctx context.Context, parent string, now int64, 
 		if err != nil {
 			return found, err
 		}
-		own := ids
-		if sh.count > 1 {
-			own = slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return !sh.owns(id) })
-		}
+		owned, own := pageShare(ids, sh)
 		recs, err := s.readServers(ctx, own)
 		if err != nil {
 			return found, err
 		}
-		if err := found.add(ids, seqs, recs, sh, now); err != nil {
+		if err := found.add(ids, seqs, owned, recs, now); err != nil {
 			return found, err
 		}
 		if len(found.ids) >= want || len(ids) < page {
@@ -73,15 +69,27 @@ func (s *Service) readClaimables(ctx context.Context, parent string, now int64, 
 	}
 }
 
-// add sorts the game servers recs, read for the slots ids of share sh (with Seqs seqs, in
-// list order), into claimable ones and the rest, and extends the settled run while it lasts.
-func (f *claimables) add(ids []string, seqs []int64, recs []*store.Record, sh share, now int64) error {
+// pageShare says which of a page's slot IDs are in share sh, and returns those.
+func pageShare(ids []string, sh share) (owned []bool, own []string) {
+	owned, own = make([]bool, len(ids)), make([]string, 0, len(ids))
+	for k, id := range ids {
+		if owned[k] = sh.owns(id); owned[k] {
+			own = append(own, id)
+		}
+	}
+	return owned, own
+}
+
+// add sorts the game servers recs, read for the slots ids that owned marks (with Seqs seqs,
+// in list order), into claimable ones and the rest, and extends the settled run while it
+// lasts.
+func (f *claimables) add(ids []string, seqs []int64, owned []bool, recs []*store.Record, now int64) error {
 	byID := make(map[string]*store.Record, len(recs))
 	for _, r := range recs {
 		byID[r.ID] = r
 	}
 	for k, id := range ids {
-		if !sh.owns(id) {
+		if !owned[k] {
 			f.broken = true // not read: it may be claimable
 			continue
 		}
